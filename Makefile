@@ -1,0 +1,53 @@
+# Giro: `make run` serves the app with demo data; `make test` runs the suite.
+VENV    ?= .venv
+PYTHON  ?= python3
+BIN      = $(VENV)/bin
+FLASK    = $(BIN)/flask --app app
+HOST    ?= 127.0.0.1
+PORT    ?= 8000
+WORKERS ?= 3
+
+.PHONY: install run serve test test-sqlite test-postgres lint migrate demo bench clean
+
+install: $(VENV)/.installed static/vendor/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+static/vendor/.installed: package.json package-lock.json scripts/vendor_assets.sh
+	npm ci --no-audit --no-fund --loglevel=error
+	scripts/vendor_assets.sh
+	touch $@
+
+migrate: install
+	$(FLASK) db upgrade
+
+demo: migrate
+	$(FLASK) demo load --if-empty
+
+run: demo
+	@echo "Giro on http://$(HOST):$(PORT)  (remanejamento API /api/v1/docs, tracker API /tracker/api/v1/docs)"
+	$(BIN)/gunicorn "app:create_app()" --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+
+# The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on that database.
+test: install
+	$(MAKE) --no-print-directory test-sqlite
+	@if [ -n "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory test-postgres; fi
+
+test-sqlite:
+	env -u TEST_DATABASE_URL $(BIN)/pytest $(PYTEST_ARGS)
+
+test-postgres:
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python benchmarks/import_sales.py
+
+clean:
+	rm -rf $(VENV) node_modules static/vendor .pytest_cache

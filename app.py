@@ -1,0 +1,234 @@
+"""Application factory: ``flask --app app ...`` and ``gunicorn "app:create_app()"``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import event
+
+import errors
+from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
+from config import Config
+from extensions import db, jwt, migrate, stock_api, tracker_api
+
+API_VERSION_PATH = "/api/v1"
+
+
+def create_app(overrides: dict[str, Any] | None = None) -> Flask:
+    app = Flask(__name__, instance_relative_config=True)
+    app.config.from_object(Config)
+    app.config.update(overrides or {})
+    Config.check(app.config)
+    app.url_map.converters["uuid"] = LenientUUIDConverter
+
+    register_logging(app)
+    register_extensions(app)
+    register_database_hooks(app)
+    register_jwt_callbacks(app)
+    errors.register_error_handlers(app)
+    register_request_lifecycle(app)
+    register_apis(app)
+    register_pages(app)
+    register_cli(app)
+    return app
+
+
+def register_logging(app: Flask) -> None:
+    if not app.debug and not app.testing:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def register_extensions(app: Flask) -> None:
+    if app.config["SQLALCHEMY_DATABASE_URI"].startswith("sqlite:///"):
+        os.makedirs(app.instance_path, exist_ok=True)
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
+    jwt.init_app(app)
+
+
+def register_database_hooks(app: Flask) -> None:
+    """SQLite: enforce foreign keys and let SQLAlchemy own transactions (SAVEPOINT works)."""
+    with app.app_context():
+        engine = db.engine
+    if engine.dialect.name != "sqlite":
+        return
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):
+        if isinstance(dbapi_connection, sqlite3.Connection):
+            # pysqlite's own transaction handling breaks SAVEPOINT; take it over.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection):
+        connection.exec_driver_sql("BEGIN")
+
+
+def register_jwt_callbacks(app: Flask) -> None:
+    from models.auth import User
+    from models.base import utcnow
+    from services.errors import AuthenticationError, ForbiddenError
+
+    @jwt.user_lookup_loader
+    def load_user(_header, claims):
+        try:
+            user = db.session.get(User, uuid.UUID(claims["sub"]))
+        except (ValueError, KeyError):
+            return None
+        if user is None or user.banned:
+            return None
+        if user.sessions_valid_after and claims.get("iat", 0) < user.sessions_valid_after.timestamp():
+            return None
+        now = utcnow()
+        # Activity for the admin statistics, written at most every 15 minutes.
+        if user.last_seen_at is None or (now - user.last_seen_at).total_seconds() > 900:
+            user.last_seen_at = now
+        return user
+
+    @jwt.user_lookup_error_loader
+    def user_lookup_error(_header, claims):
+        try:
+            user = db.session.get(User, uuid.UUID(claims["sub"]))
+        except (ValueError, KeyError):
+            user = None
+        if user is not None and user.banned:
+            return errors.handle_domain_error(ForbiddenError("This account is banned", code="USER_BANNED"))
+        return errors.handle_domain_error(
+            AuthenticationError("Session is no longer valid, log in again", code="UNAUTHORIZED")
+        )
+
+    @jwt.expired_token_loader
+    def expired(_header, _claims):
+        return errors.handle_domain_error(AuthenticationError("Access token expired", code="TOKEN_EXPIRED"))
+
+    @jwt.invalid_token_loader
+    def invalid(reason):
+        return errors.handle_domain_error(
+            AuthenticationError(f"Invalid access token: {reason}", code="UNAUTHORIZED")
+        )
+
+    @jwt.unauthorized_loader
+    def missing(reason):
+        return errors.handle_domain_error(
+            AuthenticationError("Missing bearer access token", code="UNAUTHORIZED")
+        )
+
+    @jwt.revoked_token_loader
+    def revoked(_header, _claims):
+        return errors.handle_domain_error(AuthenticationError("Token revoked", code="UNAUTHORIZED"))
+
+
+def register_request_lifecycle(app: Flask) -> None:
+    """Views and services only flush; the request commits once, or rolls back on error."""
+    from flask import request
+
+    from blueprints.converters import InvalidPathValue
+    from services.errors import FieldError, NotFoundError, ValidationFailed
+
+    @app.url_value_preprocessor
+    def reject_invalid_path_values(_endpoint, values):
+        if not values:
+            return
+        bad = [name for name, value in values.items() if isinstance(value, InvalidPathValue)]
+        if not bad:
+            return
+        if errors.service_of(request.path) == errors.STOCK:
+            raise ValidationFailed(
+                [FieldError(("path", name), "Input should be a valid UUID", "uuid_parsing") for name in bad]
+            )
+        raise NotFoundError("Resource not found")
+
+    @app.after_request
+    def finish_transaction(response):
+        if response.status_code < 400:
+            db.session.commit()
+        else:
+            db.session.rollback()
+        return response
+
+    @app.after_request
+    def no_sniff(response):
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        return response
+
+
+def _init_api(app: Flask, api, service: str) -> str:
+    """Mount one service's Api under its prefix; returns the API base path."""
+    prefix = app.config[f"{service.upper()}_PREFIX"]
+    base = prefix + API_VERSION_PATH
+    app.config[f"{service.upper()}_OPENAPI_URL_PREFIX"] = base
+    app.config.setdefault(f"{service.upper()}_OPENAPI_SWAGGER_UI_URL", "/static/vendor/swagger-ui/")
+    api.init_app(app)
+    api.register_converter(LenientUUIDConverter, uuid_converter_doc)
+    api.spec.components.security_scheme(
+        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    )
+    return base
+
+
+def register_apis(app: Flask) -> None:
+    from blueprints import stock, tracker
+    from blueprints.health import make_health_blueprint
+
+    services = {
+        "stock": (stock_api, stock, STOCK_DESCRIPTION, "remanejamento"),
+        "tracker": (tracker_api, tracker, TRACKER_DESCRIPTION, "tracker"),
+    }
+    for service in app.config["SERVICES"]:
+        api, package, description, health_name = services[service]
+        base = _init_api(app, api, service)
+        api.spec.options["info"] = {"description": description}
+        api.register_blueprint(
+            make_health_blueprint(health_name, app.config[f"{service.upper()}_API_VERSION"]),
+            url_prefix=app.config[f"{service.upper()}_PREFIX"] or "/",
+        )
+        for blp in package.api_blueprints():
+            api.register_blueprint(blp, url_prefix=base + (blp.url_prefix or ""))
+
+
+def register_pages(app: Flask) -> None:
+    from blueprints.pages import blp as pages_blp
+
+    app.register_blueprint(pages_blp)
+
+
+def register_cli(app: Flask) -> None:
+    from blueprints.cli import register_commands
+
+    register_commands(app)
+
+
+STOCK_DESCRIPTION = """\
+Remanejamento: stores, distribution centres, products, stock per size and the
+weekly transfer recommendations.
+
+Errors follow FastAPI: validation failures answer 422 with
+`{"detail": [{"loc": [...], "msg": "...", "type": "..."}]}` (`loc` starts with
+`body`, `query` or `path`); every other error answers `{"detail": "text"}`
+(401 carries `WWW-Authenticate: Bearer`).
+
+Roles (`papel`): `admin`, `planejador`, `gerente_loja`, `visualizador`.
+Access tokens last 24 h; refresh tokens 7 days (1 day with `remember: false`).
+Refreshing rotates the refresh token: the response carries the new one in
+`refreshToken`, and presenting a used refresh token again revokes its whole
+family. Bodies ignore fields they do not define.
+"""
+
+TRACKER_DESCRIPTION = """\
+Tracker: organizations, workspaces, projects, issues and platform administration.
+
+Errors answer `{"error": "CODE", "message": "text"}`, plus `details`
+(`[{field, message}]`) on `VALIDATION_ERROR`. A resource in an organization
+the caller does not belong to answers 404 `NOT_FOUND`.
+"""

@@ -1,0 +1,47 @@
+"""``/health`` at the root of each service's mount point."""
+
+from __future__ import annotations
+
+import logging
+
+from flask_smorest import Blueprint
+from marshmallow import fields
+from sqlalchemy import text
+
+from extensions import db
+from schemas.common import StockSchema
+
+log = logging.getLogger(__name__)
+
+
+class HealthOut(StockSchema):
+    status = fields.String(required=True, metadata={"description": "ok or degraded"})
+    service = fields.String(required=True)
+    database = fields.String(required=True, metadata={"description": "ok or unavailable"})
+    version = fields.String(required=True)
+
+
+def make_health_blueprint(service: str, version: str) -> Blueprint:
+    blp = Blueprint(f"{service}_health", __name__, description="Service health")
+
+    @blp.route("/health", methods=["GET"])
+    @blp.response(200, HealthOut)
+    @blp.alt_response(503, schema=HealthOut, description="The database does not answer")
+    def health():
+        """Liveness and database reachability. Needs no credential."""
+        try:
+            db.session.execute(text("SELECT 1"))
+            database = "ok"
+        except Exception:  # any driver error means "not reachable" here
+            log.exception("health check: database unavailable")
+            db.session.rollback()
+            database = "unavailable"
+        body = {
+            "status": "ok" if database == "ok" else "degraded",
+            "service": service,
+            "database": database,
+            "version": version,
+        }
+        return body, (200 if database == "ok" else 503)
+
+    return blp

@@ -1,0 +1,124 @@
+"""Login, refresh, logout, password recovery and the profile of the signed-in user."""
+
+from __future__ import annotations
+
+from flask_jwt_extended import current_user
+from flask_smorest import Blueprint
+
+from blueprints.common import auth_required
+from extensions import db
+from schemas.auth import (
+    AccessTokenResponse,
+    AuthUser,
+    ForgotPasswordRequest,
+    LoginRequest,
+    MessageResponse,
+    Preferencias,
+    RefreshRequest,
+    ResetPasswordRequest,
+    TokenResponse,
+    UpdatePreferenciasRequest,
+    UpdateProfileRequest,
+)
+from services import auth as auth_service
+from services import users as user_service
+
+blp = Blueprint("stock_auth", __name__, url_prefix="/auth", description="Sessão e senha")
+users_blp = Blueprint("stock_users", __name__, url_prefix="/users", description="Perfil e preferências")
+
+FORGOT_MESSAGE = "Se o e-mail estiver cadastrado, enviaremos um link para redefinir a senha."
+
+
+@blp.route("/login", methods=["POST"])
+@blp.arguments(LoginRequest)
+@blp.response(200, TokenResponse)
+@blp.alt_response(401, description="E-mail ou senha inválidos")
+@blp.alt_response(403, description="Conta bloqueada")
+def login(body):
+    """Entrar com e-mail e senha (fluxo password do OAuth 2.0)."""
+    user, access, refresh = auth_service.login(body["email"], body["senha"], remember=body["remember"])
+    return {"user": user, "accessToken": access, "refreshToken": refresh, "tokenType": "bearer"}
+
+
+@blp.route("/refresh", methods=["POST"])
+@blp.arguments(RefreshRequest)
+@blp.response(200, AccessTokenResponse)
+@blp.alt_response(401, description="Refresh token inválido, expirado ou revogado")
+def refresh(body):
+    """Trocar o refresh token por um novo access token (o refresh token é rotacionado)."""
+    try:
+        _user, access, new_refresh = auth_service.rotate_refresh(body["refreshToken"])
+    except auth_service.TokenReuseError:
+        # The family revocation must outlive this failed request.
+        db.session.commit()
+        raise
+    return {"accessToken": access, "refreshToken": new_refresh, "tokenType": "bearer"}
+
+
+@blp.route("/logout", methods=["POST"])
+@blp.arguments(RefreshRequest)
+@blp.response(204)
+def logout(body):
+    """Encerrar a sessão: revoga o refresh token."""
+    auth_service.logout(body["refreshToken"])
+
+
+@blp.route("/me", methods=["GET"])
+@auth_required()
+@blp.response(200, AuthUser)
+def me():
+    """O usuário autenticado."""
+    return current_user
+
+
+@blp.route("/password/forgot", methods=["POST"])
+@blp.arguments(ForgotPasswordRequest)
+@blp.response(200, MessageResponse)
+def forgot_password(body):
+    """Pedir um link de redefinição. A resposta é a mesma exista ou não a conta."""
+    auth_service.request_password_reset(body["email"])
+    return {"message": FORGOT_MESSAGE}
+
+
+@blp.route("/password/reset", methods=["POST"])
+@blp.arguments(ResetPasswordRequest)
+@blp.response(200, MessageResponse)
+@blp.alt_response(400, description="Token inválido, expirado ou já usado")
+def reset_password(body):
+    """Definir uma nova senha com o token recebido por e-mail (uso único, 1 hora)."""
+    auth_service.reset_password(body["token"], body["senha"])
+    return {"message": "Senha redefinida. Entre com a nova senha."}
+
+
+@users_blp.route("/me", methods=["PATCH"])
+@auth_required()
+@users_blp.arguments(UpdateProfileRequest)
+@users_blp.response(200, AuthUser)
+@users_blp.alt_response(
+    403, description="Tentativa de elevar o próprio papel ou trocar de loja sem ser admin"
+)
+@users_blp.alt_response(409, description="E-mail já usado por outra conta")
+def update_me(body):
+    """Atualizar o próprio perfil.
+
+    Campos ausentes ou nulos não mudam. Ninguém eleva o próprio `papel`
+    (rebaixar-se é permitido); só um admin troca a própria `lojaId`.
+    """
+    return user_service.update_profile(current_user, body)
+
+
+@users_blp.route("/me/preferences", methods=["GET"])
+@auth_required()
+@users_blp.response(200, Preferencias)
+def get_preferences():
+    """Preferências de notificação."""
+    return current_user
+
+
+@users_blp.route("/me/preferences", methods=["PUT"])
+@auth_required()
+@users_blp.arguments(UpdatePreferenciasRequest)
+@users_blp.response(200, Preferencias)
+def put_preferences(body):
+    """Substituir as preferências de notificação."""
+    return user_service.update_preferences(current_user, body)

@@ -1,0 +1,8 @@
+"""Tracker REST API (flask-smorest), mounted at ``{TRACKER_PREFIX}/api/v1``."""
+
+from __future__ import annotations
+
+
+def api_blueprints() -> list:
+    """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
+    return []

@@ -1,0 +1,126 @@
+"""Configuration read from the environment, with safe development defaults.
+
+Production (``GIRO_ENV=production``) refuses to start with the development
+secrets, so a forgotten variable cannot ship a guessable signing key.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent
+DEV_SECRET_KEY = "dev-secret-key-not-for-production"
+DEV_JWT_SECRET_KEY = "dev-jwt-secret-key-not-for-production"
+
+
+def _bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _prefix(name: str, default: str) -> str:
+    """Normalise a mount prefix: '' or '/something' without a trailing slash."""
+    raw = os.environ.get(name, default).strip()
+    if raw in ("", "/"):
+        return ""
+    return "/" + raw.strip("/")
+
+
+def normalize_database_url(url: str) -> str:
+    """Point PostgreSQL URLs at psycopg 3, the driver the project installs."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://") :]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://") :]
+    return url
+
+
+def default_database_url() -> str:
+    instance = BASE_DIR / "instance"
+    return f"sqlite:///{instance / 'giro.db'}"
+
+
+class Config:
+    """Values shared by every environment; each is overridable by a variable."""
+
+    ENV_NAME = os.environ.get("GIRO_ENV", "development")
+    SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET_KEY)
+    JWT_SECRET_KEY = os.environ.get("JWT_SECRET_KEY", DEV_JWT_SECRET_KEY)
+    SQLALCHEMY_DATABASE_URI = normalize_database_url(os.environ.get("DATABASE_URL", default_database_url()))
+    SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+    SUPERADMIN_EMAIL = os.environ.get("SUPERADMIN_EMAIL", "").strip().lower() or None
+
+    # Which services this deployment serves and where they are mounted.
+    SERVICES = tuple(s.strip() for s in os.environ.get("SERVICES", "stock,tracker").split(",") if s.strip())
+    STOCK_PREFIX = _prefix("STOCK_PREFIX", "")
+    TRACKER_PREFIX = _prefix("TRACKER_PREFIX", "/tracker")
+
+    # Public address used in e-mailed links.
+    PUBLIC_URL = os.environ.get("PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+
+    # Tokens (DESIGN.md: access 24 h, refresh 7 days, 1 day without "remember").
+    JWT_ACCESS_TOKEN_EXPIRES = timedelta(hours=24)
+    JWT_REFRESH_TOKEN_EXPIRES = timedelta(days=7)
+    JWT_REFRESH_TOKEN_SHORT_EXPIRES = timedelta(days=1)
+    JWT_TOKEN_LOCATION = ["headers", "cookies"]
+    JWT_COOKIE_SECURE = _bool("JWT_COOKIE_SECURE", False)
+    JWT_COOKIE_SAMESITE = "Lax"
+    JWT_COOKIE_CSRF_PROTECT = True
+    JWT_CSRF_IN_COOKIES = True
+    JWT_ACCESS_COOKIE_PATH = "/"
+    PASSWORD_RESET_TTL = timedelta(hours=1)
+
+    # argon2id cost; tests lower it through the environment to stay quick.
+    ARGON2_TIME_COST = int(os.environ.get("ARGON2_TIME_COST", "3"))
+    ARGON2_MEMORY_COST = int(os.environ.get("ARGON2_MEMORY_COST", str(64 * 1024)))
+
+    # Outgoing mail; with no SMTP_HOST the message is written to the log.
+    SMTP_HOST = os.environ.get("SMTP_HOST") or None
+    SMTP_PORT = int(os.environ.get("SMTP_PORT", "587"))
+    SMTP_USER = os.environ.get("SMTP_USER") or None
+    SMTP_PASSWORD = os.environ.get("SMTP_PASSWORD") or None
+    SMTP_STARTTLS = _bool("SMTP_STARTTLS", True)
+    MAIL_FROM = os.environ.get("MAIL_FROM", "Giro <no-reply@giro.local>")
+
+    REDIS_URL = os.environ.get("REDIS_URL") or None
+    # The retailer's business day (sales dates, "today", batch weeks).
+    TIMEZONE = os.environ.get("GIRO_TIMEZONE", "America/Sao_Paulo")
+
+    # flask-smorest: one Api per service, each configured through its prefix.
+    STOCK_API_TITLE = "Giro Remanejamento"
+    STOCK_API_VERSION = "0.1.0"
+    STOCK_OPENAPI_VERSION = "3.0.3"
+    STOCK_OPENAPI_JSON_PATH = "openapi.json"
+    STOCK_OPENAPI_SWAGGER_UI_PATH = "docs"
+    TRACKER_API_TITLE = "Giro Tracker"
+    TRACKER_API_VERSION = "0.1.0"
+    TRACKER_OPENAPI_VERSION = "3.0.3"
+    TRACKER_OPENAPI_JSON_PATH = "openapi.json"
+    TRACKER_OPENAPI_SWAGGER_UI_PATH = "docs"
+
+    JSON_SORT_KEYS = False
+    MAX_CONTENT_LENGTH = 64 * 1024 * 1024
+
+    @classmethod
+    def check(cls, config: dict) -> None:
+        """Refuse to run in production on development secrets or with clashing mounts."""
+        dev_secrets = DEV_SECRET_KEY in (config["SECRET_KEY"], config["JWT_SECRET_KEY"]) or (
+            config["JWT_SECRET_KEY"] == DEV_JWT_SECRET_KEY
+        )
+        if config["ENV_NAME"] == "production" and dev_secrets:
+            raise RuntimeError(
+                "GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment"
+            )
+        unknown = set(config["SERVICES"]) - {"stock", "tracker"}
+        if unknown:
+            raise RuntimeError(f"SERVICES names unknown services: {', '.join(sorted(unknown))}")
+        if {"stock", "tracker"} <= set(config["SERVICES"]) and (
+            config["STOCK_PREFIX"] == config["TRACKER_PREFIX"]
+        ):
+            raise RuntimeError(
+                "STOCK_PREFIX and TRACKER_PREFIX must differ when one process serves both services"
+            )

@@ -1,0 +1,209 @@
+"""One error handler for the whole app, answering in each service's dialect.
+
+Remanejamento speaks FastAPI (``{"detail": ...}``); the tracker speaks
+``{"error", "message", "details"}``; browser pages get an HTML page. Which one
+a request gets depends only on its path, so unknown routes under an API base
+answer JSON too.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Flask, current_app, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from services.errors import DomainError, FieldError, ValidationFailed
+
+log = logging.getLogger(__name__)
+
+STOCK, TRACKER, PAGES = "stock", "tracker", "pages"
+
+# Status -> the tracker's error code when nothing more specific is known.
+TRACKER_CODES = {
+    400: "VALIDATION_ERROR",
+    401: "UNAUTHORIZED",
+    402: "PLAN_LIMIT_REACHED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: "VALIDATION_ERROR",
+    429: "RATE_LIMITED",
+}
+
+# The stock dialect is read by Brazilian planners: shared error codes get
+# Portuguese text there.
+STOCK_TEXT = {
+    "INVALID_CREDENTIALS": "E-mail ou senha inválidos",
+    "INVALID_TOKEN": "Token inválido",
+    "TOKEN_EXPIRED": "Token expirado",
+    "UNAUTHORIZED": "Não autenticado",
+    "USER_BANNED": "Conta bloqueada",
+    "FORBIDDEN": "Sem permissão para esta ação",
+    "NOT_FOUND": "Não encontrado",
+    "METHOD_NOT_ALLOWED": "Método não permitido",
+    "INTERNAL_ERROR": "Erro interno",
+}
+
+# Codes raised by the shared identity services: the stock dialect shows its own text.
+SHARED_AUTH_CODES = {"INVALID_CREDENTIALS", "INVALID_TOKEN", "TOKEN_EXPIRED", "UNAUTHORIZED", "USER_BANNED"}
+
+# webargs locations -> the FastAPI ``loc`` root.
+LOCATIONS = {"json": "body", "form": "body", "query": "query", "view_args": "path", "path": "path"}
+
+# marshmallow messages -> FastAPI-like type tags.
+MESSAGE_TYPES = (
+    ("Missing data for required field", "missing"),
+    ("Field may not be null", "missing"),
+    ("Not a valid UUID", "uuid_parsing"),
+    ("Not a valid integer", "int_parsing"),
+    ("Not a valid number", "float_parsing"),
+    ("Not a valid boolean", "bool_parsing"),
+    ("Not a valid string", "string_type"),
+    ("Not a valid email", "value_error.email"),
+    ("Not a valid date", "date_parsing"),
+    ("Not a valid list", "list_type"),
+    ("Shorter than minimum length", "string_too_short"),
+    ("Longer than maximum length", "string_too_long"),
+    ("Must be one of", "enum"),
+    ("Must be greater than or equal", "greater_than_equal"),
+    ("Must be less than or equal", "less_than_equal"),
+    ("Unknown field", "extra_forbidden"),
+    ("Invalid JSON", "json_invalid"),
+    ("Invalid input type", "model_type"),
+)
+
+
+def service_of(path: str) -> str:
+    """The service a path belongs to, by its configured mount point."""
+    cfg = current_app.config
+    mounts = [(cfg[f"{s.upper()}_PREFIX"], s) for s in cfg["SERVICES"]]
+    # Longest prefix first, so "/tracker/api" is not taken for "" + "/api".
+    for prefix, service in sorted(mounts, key=lambda m: len(m[0]), reverse=True):
+        if path.startswith(prefix + "/api/") or path == prefix + "/health":
+            return service
+    return PAGES
+
+
+def _type_for(msg: str) -> str:
+    for needle, tag in MESSAGE_TYPES:
+        if needle.lower() in msg.lower():
+            return tag
+    return "value_error"
+
+
+def flatten_messages(messages: Any, loc: tuple = ()) -> list[FieldError]:
+    """Turn marshmallow/webargs nested messages into a flat list of FieldErrors."""
+    out: list[FieldError] = []
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            if not loc and key in LOCATIONS:
+                key = LOCATIONS[key]
+            # "_schema" is an error about the whole object: keep the parent's loc.
+            sub = loc if key == "_schema" else (*loc, key)
+            out.extend(flatten_messages(value, sub))
+    elif isinstance(messages, (list, tuple)):
+        if all(isinstance(m, str) for m in messages):
+            out.extend(FieldError(loc, m, _type_for(m)) for m in messages)
+        else:
+            for item in messages:
+                out.extend(flatten_messages(item, loc))
+    else:
+        out.append(FieldError(loc, str(messages), _type_for(str(messages))))
+    return out
+
+
+def _stock_body(status: int, message: str, errors: list[FieldError] | None):
+    if errors is not None:
+        return 422, {"detail": [{"loc": list(e.loc), "msg": e.msg, "type": e.type} for e in errors]}
+    return status, {"detail": message}
+
+
+def _tracker_body(status: int, code: str, message: str, errors, extra):
+    body: dict[str, Any] = {"error": code, "message": message}
+    if errors is not None:
+        status = 400
+        body["error"] = "VALIDATION_ERROR"
+        body["details"] = [
+            {
+                "field": ".".join(str(p) for p in e.loc[1:]) or str(e.loc[0] if e.loc else "body"),
+                "message": e.msg,
+            }
+            for e in errors
+        ]
+    body.update(extra or {})
+    return status, body
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str = "",
+    *,
+    errors: list[FieldError] | None = None,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+):
+    """Build the response for an error in the dialect of the current request."""
+    service = service_of(request.path)
+    headers = dict(headers or {})
+    if service == STOCK:
+        if not message or code in SHARED_AUTH_CODES:
+            message = STOCK_TEXT.get(code, message or code)
+        status, body = _stock_body(status, message, errors)
+        if status == 401:
+            headers.setdefault("WWW-Authenticate", "Bearer")
+    elif service == TRACKER:
+        status, body = _tracker_body(status, code, message or code, errors, extra)
+        if status == 401:
+            headers.setdefault("WWW-Authenticate", "Bearer")
+    else:
+        html = render_template("errors/error.html", status=status, message=message or code)
+        return html, status, headers
+    response = jsonify(body)
+    response.status_code = status
+    response.headers.extend(headers)
+    return response
+
+
+def handle_http_exception(exc: HTTPException):
+    data = getattr(exc, "data", None) or {}
+    status = exc.code or 500
+    headers = dict(data.get("headers") or {})
+    messages = data.get("messages")
+    if messages is not None and status in (400, 422):
+        # webargs: the body, query or path failed its schema (or is not JSON).
+        return error_response(
+            422, "VALIDATION_ERROR", "Validation failed", errors=flatten_messages(messages), headers=headers
+        )
+    code = TRACKER_CODES.get(status, "ERROR" if status < 500 else "INTERNAL_ERROR")
+    if service_of(request.path) == STOCK:
+        message = STOCK_TEXT.get(code, exc.name)
+    else:
+        message = exc.description if status != 404 else "Resource not found"
+    return error_response(status, code, message, headers=headers)
+
+
+def handle_domain_error(exc: DomainError):
+    if isinstance(exc, ValidationFailed):
+        return error_response(422, exc.code, exc.message, errors=exc.errors)
+    return error_response(exc.status, exc.code, exc.message, extra=exc.extra)
+
+
+def handle_unexpected(exc: Exception):
+    if isinstance(exc, HTTPException):
+        return handle_http_exception(exc)
+    log.exception("Unhandled error on %s %s", request.method, request.path)
+    message = "Erro interno" if service_of(request.path) == STOCK else "Internal server error"
+    return error_response(500, "INTERNAL_ERROR", message)
+
+
+def register_error_handlers(app: Flask) -> None:
+    app.register_error_handler(HTTPException, handle_http_exception)
+    app.register_error_handler(DomainError, handle_domain_error)
+    app.register_error_handler(InternalServerError, handle_unexpected)
+    app.register_error_handler(Exception, handle_unexpected)

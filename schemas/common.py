@@ -1,0 +1,51 @@
+"""Base schemas: how each dialect treats fields it does not know."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+
+
+class StockSchema(ma.Schema):
+    """Remanejamento bodies ignore unknown fields, as the FastAPI contract does."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+
+class TrackerSchema(ma.Schema):
+    """Tracker bodies reject unknown fields, so a typo in a PATCH is not silently dropped."""
+
+    class Meta:
+        unknown = ma.RAISE
+
+
+class QuerySchema(ma.Schema):
+    """Query strings tolerate extra parameters (cache busters, tracking)."""
+
+    class Meta:
+        unknown = ma.EXCLUDE
+
+
+class StockErrorItem(ma.Schema):
+    loc = ma.fields.List(ma.fields.Raw(), required=True)
+    msg = ma.fields.String(required=True)
+    type = ma.fields.String(required=True)
+
+
+class StockValidationError(ma.Schema):
+    detail = ma.fields.List(ma.fields.Nested(StockErrorItem), required=True)
+
+
+class StockError(ma.Schema):
+    detail = ma.fields.String(required=True)
+
+
+class TrackerErrorDetail(ma.Schema):
+    field = ma.fields.String()
+    message = ma.fields.String()
+
+
+class TrackerError(ma.Schema):
+    error = ma.fields.String(required=True, metadata={"description": "Machine-readable code"})
+    message = ma.fields.String(required=True)
+    details = ma.fields.List(ma.fields.Nested(TrackerErrorDetail))

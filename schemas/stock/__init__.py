@@ -1,0 +1,1 @@
+"""Wire shapes of the remanejamento service (camelCase Portuguese)."""

@@ -1,0 +1,29 @@
+"""Outgoing e-mail: SMTP when configured, otherwise the message goes to the log."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+from email.message import EmailMessage
+
+from flask import current_app
+
+log = logging.getLogger("giro.mail")
+
+
+def send_mail(to: str, subject: str, body: str) -> None:
+    cfg = current_app.config
+    message = EmailMessage()
+    message["From"] = cfg["MAIL_FROM"]
+    message["To"] = to
+    message["Subject"] = subject
+    message.set_content(body)
+    if not cfg["SMTP_HOST"]:
+        log.info("mail to=%s subject=%s\n%s", to, subject, body)
+        return
+    with smtplib.SMTP(cfg["SMTP_HOST"], cfg["SMTP_PORT"], timeout=10) as smtp:
+        if cfg["SMTP_STARTTLS"]:
+            smtp.starttls()
+        if cfg["SMTP_USER"]:
+            smtp.login(cfg["SMTP_USER"], cfg["SMTP_PASSWORD"] or "")
+        smtp.send_message(message)

@@ -1,0 +1,1 @@
+"""The remanejamento domain: catalogue, rules, import, demo network, engine, batches."""

@@ -1,0 +1,149 @@
+"""Read side of the catalogue: stores, products, stock per size, one cell's detail."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from datetime import date, timedelta
+
+from sqlalchemy import and_, func, or_, select
+
+from extensions import db
+from models.stock import Campanha, Estoque, Loja, Produto, Venda
+from services.clock import today
+from services.errors import FieldError, NotFoundError, ValidationFailed
+from services.stock.rules import get_rules, history_days
+
+RECENT_DAYS = 14
+
+
+def list_lojas() -> list[Loja]:
+    """CDs first, then stores, each group by name."""
+    return list(db.session.scalars(select(Loja).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)))
+
+
+def list_produtos() -> list[Produto]:
+    return list(db.session.scalars(select(Produto).order_by(Produto.nome, Produto.sku)))
+
+
+def get_loja(loja_id: uuid.UUID) -> Loja:
+    loja = db.session.get(Loja, loja_id)
+    if loja is None:
+        raise NotFoundError("Loja não encontrada")
+    return loja
+
+
+def get_produto(produto_id: uuid.UUID) -> Produto:
+    produto = db.session.get(Produto, produto_id)
+    if produto is None:
+        raise NotFoundError("Produto não encontrado")
+    return produto
+
+
+def size_order(produto: Produto, tamanho: str) -> tuple[int, str]:
+    """Grid position of a size; sizes outside the grid go last, alphabetically."""
+    try:
+        return (produto.tamanhos.index(tamanho), tamanho)
+    except ValueError:
+        return (len(produto.tamanhos), tamanho)
+
+
+def estoque_da_loja(loja_id: uuid.UUID) -> list[dict]:
+    """One entry per product the store has a stock record of, every grid size listed."""
+    get_loja(loja_id)
+    rows = db.session.execute(
+        select(Estoque.produto_id, Estoque.tamanho, Estoque.qtd).where(Estoque.loja_id == loja_id)
+    ).all()
+    per_product: dict[uuid.UUID, dict[str, int]] = defaultdict(dict)
+    for produto_id, tamanho, qtd in rows:
+        per_product[produto_id][tamanho] = qtd
+    if not per_product:
+        return []
+    produtos = {
+        p.id: p for p in db.session.scalars(select(Produto).where(Produto.id.in_(per_product.keys())))
+    }
+    items = []
+    for produto in sorted(produtos.values(), key=lambda p: (p.nome, p.sku)):
+        held = per_product[produto.id]
+        sizes = list(produto.tamanhos) + sorted(set(held) - set(produto.tamanhos))
+        por_tamanho = [{"tamanho": t, "qtd": held.get(t, 0)} for t in sizes]
+        items.append(
+            {
+                "produtoId": produto.id,
+                "porTamanho": por_tamanho,
+                "total": sum(c["qtd"] for c in por_tamanho),
+            }
+        )
+    return items
+
+
+def in_campaign(produto_id: uuid.UUID, loja_id: uuid.UUID, on: date) -> bool:
+    found = db.session.scalar(
+        select(Campanha.id)
+        .where(
+            Campanha.produto_id == produto_id,
+            or_(Campanha.loja_id.is_(None), Campanha.loja_id == loja_id),
+            and_(Campanha.inicio <= on, Campanha.fim >= on),
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
+def cell_detail(loja_id: uuid.UUID, produto_id: uuid.UUID, tamanho: str) -> dict:
+    """Stock, recent sales and cover of one store x product x size."""
+    loja = get_loja(loja_id)
+    produto = get_produto(produto_id)
+    if tamanho not in produto.tamanhos:
+        raise ValidationFailed(
+            [
+                FieldError(
+                    ("query", "tamanho"),
+                    f"Tamanho fora da grade do produto ({', '.join(produto.tamanhos)})",
+                    "enum",
+                )
+            ]
+        )
+    ref = today()
+    periodo = history_days(get_rules())
+    start = ref - timedelta(days=periodo)
+    qtd = db.session.scalar(
+        select(Estoque.qtd).where(
+            Estoque.loja_id == loja_id, Estoque.produto_id == produto_id, Estoque.tamanho == tamanho
+        )
+    )
+    sales = dict(
+        db.session.execute(
+            select(Venda.data, func.sum(Venda.qtd))
+            .where(
+                Venda.loja_id == loja_id,
+                Venda.produto_id == produto_id,
+                Venda.tamanho == tamanho,
+                Venda.data >= min(start, ref - timedelta(days=RECENT_DAYS)),
+                Venda.data < ref,
+            )
+            .group_by(Venda.data)
+        ).all()
+    )
+    vendas_periodo = sum(q for d, q in sales.items() if d >= start)
+    media = vendas_periodo / periodo
+    estoque = qtd or 0
+    recent = [
+        {"data": ref - timedelta(days=i), "qtd": int(sales.get(ref - timedelta(days=i), 0))}
+        for i in range(RECENT_DAYS, 0, -1)
+    ]
+    return {
+        "lojaId": loja.id,
+        "lojaNome": loja.nome,
+        "produtoId": produto.id,
+        "sku": produto.sku,
+        "produtoNome": produto.nome,
+        "tamanho": tamanho,
+        "estoque": estoque,
+        "periodoDias": periodo,
+        "vendasPeriodo": int(vendas_periodo),
+        "vendaMediaDiaria": round(media, 3),
+        "diasCobertura": round(estoque / media, 1) if media > 0 else None,
+        "emCampanha": in_campaign(produto.id, loja.id, ref),
+        "ultimasVendas": recent,
+    }

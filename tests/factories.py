@@ -1,0 +1,110 @@
+"""Test data builders. They flush; the surrounding test transaction keeps them."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import date, timedelta
+
+from extensions import db
+from models.stock import Campanha, Estoque, Loja, Produto, Venda
+from services import auth as auth_service
+
+PASSWORD = "senha-forte-123"
+_seq = itertools.count(1)
+
+
+def make_user(*, papel="planejador", email=None, name=None, password=PASSWORD, loja=None, **kw):
+    n = next(_seq)
+    return auth_service.create_user(
+        email=email or f"user{n}@giro.test",
+        password=password,
+        name=name or f"Pessoa Teste {n}",
+        papel=papel,
+        loja_id=loja.id if loja is not None else None,
+        **kw,
+    )
+
+
+def make_loja(
+    *, codigo=None, nome=None, cidade="São Paulo", lat=-23.55, lng=-46.63, is_cd=False, bloqueada=False
+):
+    n = next(_seq)
+    loja = Loja(
+        codigo=codigo or f"L{n:03d}",
+        nome=nome or f"Loja {n}",
+        cidade=cidade,
+        lat=lat,
+        lng=lng,
+        is_cd=is_cd,
+        bloqueada=bloqueada,
+    )
+    db.session.add(loja)
+    db.session.flush()
+    return loja
+
+
+def make_produto(
+    *,
+    sku=None,
+    nome=None,
+    marca="Marca A",
+    categoria="Tênis",
+    colecao="Verão 2026",
+    cor="Preto",
+    tamanhos=("37", "38", "39", "40"),
+):
+    n = next(_seq)
+    produto = Produto(
+        sku=sku or f"SKU-{n:05d}",
+        nome=nome or f"Produto {n}",
+        marca=marca,
+        categoria=categoria,
+        colecao=colecao,
+        cor=cor,
+        tamanhos=list(tamanhos),
+    )
+    db.session.add(produto)
+    db.session.flush()
+    return produto
+
+
+def set_stock(loja, produto, **per_size):
+    """set_stock(loja, produto, **{"38": 4}) — sizes as keyword names via dict unpacking."""
+    for tamanho, qtd in per_size.items():
+        db.session.merge(Estoque(loja_id=loja.id, produto_id=produto.id, tamanho=tamanho, qtd=qtd))
+    db.session.flush()
+
+
+def add_sales(loja, produto, tamanho, per_day: list[int], *, end: date):
+    """Daily sales ending the day before ``end``: per_day[-1] is end - 1 day."""
+    for i, qtd in enumerate(reversed(per_day), start=1):
+        db.session.add(
+            Venda(
+                data=end - timedelta(days=i), loja_id=loja.id, produto_id=produto.id, tamanho=tamanho, qtd=qtd
+            )
+        )
+    db.session.flush()
+
+
+def make_campanha(produto, *, loja=None, inicio, fim):
+    campanha = Campanha(produto_id=produto.id, loja_id=loja.id if loja else None, inicio=inicio, fim=fim)
+    db.session.add(campanha)
+    db.session.flush()
+    return campanha
+
+
+def login(client, user, *, password=PASSWORD, remember=True, prefix="/api/v1"):
+    """Sign in through the stock API; returns the token response body."""
+    response = client.post(
+        f"{prefix}/auth/login", json={"email": user.email, "senha": password, "remember": remember}
+    )
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def auth_headers(client, user) -> dict:
+    return bearer(login(client, user)["accessToken"])
