@@ -108,13 +108,9 @@ class Config:
     @classmethod
     def check(cls, config: dict) -> None:
         """Refuse to run in production on development secrets or with clashing mounts."""
-        dev_secrets = DEV_SECRET_KEY in (config["SECRET_KEY"], config["JWT_SECRET_KEY"]) or (
-            config["JWT_SECRET_KEY"] == DEV_JWT_SECRET_KEY
-        )
+        dev_secrets = config["SECRET_KEY"] == DEV_SECRET_KEY or config["JWT_SECRET_KEY"] == DEV_JWT_SECRET_KEY
         if config["ENV_NAME"] == "production" and dev_secrets:
-            raise RuntimeError(
-                "GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment"
-            )
+            raise RuntimeError("GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment")
         unknown = set(config["SERVICES"]) - {"stock", "tracker"}
         if unknown:
             raise RuntimeError(f"SERVICES names unknown services: {', '.join(sorted(unknown))}")
