@@ -88,7 +88,8 @@ def register_jwt_callbacks(app: Flask) -> None:
             return None
         if user is None or user.banned:
             return None
-        if user.sessions_valid_after and claims.get("iat", 0) < user.sessions_valid_after.timestamp():
+        issued = claims.get("ts", claims.get("iat", 0))
+        if user.sessions_valid_after and issued < user.sessions_valid_after.timestamp():
             return None
         now = utcnow()
         # Activity for the admin statistics, written at most every 15 minutes.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
+import time
 import uuid
 from datetime import datetime, timedelta
 
@@ -112,7 +113,10 @@ def _refresh_lifetime(remember: bool) -> timedelta:
 
 
 def issue_access_token(user: User) -> str:
-    return create_access_token(identity=str(user.id))
+    # "ts" carries the issue time with sub-second precision (the standard "iat"
+    # has whole seconds), so ending sessions does not spare a token issued in
+    # the same second, nor reject one issued just after.
+    return create_access_token(identity=str(user.id), additional_claims={"ts": time.time()})
 
 
 def issue_refresh_token(user: User, *, remember: bool = True, family_id: uuid.UUID | None = None) -> str:
@@ -177,9 +181,7 @@ def revoke_all_for_user(user_id: uuid.UUID) -> None:
 def end_all_sessions(user: User) -> None:
     """Revoke every refresh token and refuse every access token issued until now."""
     revoke_all_for_user(user.id)
-    # Token "iat" claims have one-second resolution; round down so a token issued
-    # later in this same second stays valid.
-    user.sessions_valid_after = utcnow().replace(microsecond=0)
+    user.sessions_valid_after = utcnow()
 
 
 class TokenReuseError(AuthenticationError):

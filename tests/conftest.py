@@ -15,6 +15,7 @@ import os
 import flask_migrate
 import pytest
 from flask.ctx import _cv_app
+from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import scoped_session, sessionmaker
 
@@ -38,6 +39,31 @@ def _database_url(tmp_path_factory) -> str:
     return url
 
 
+class IsolatedClient(FlaskClient):
+    """Each request runs in an app context (and so a session) of its own, as in
+    production, even while the test holds one for its factories. Otherwise Flask
+    reuses the test's context, and a request that rolls back would discard the
+    test's own data."""
+
+    def open(self, *args, **kwargs):
+        token = _cv_app.set(None)
+        try:
+            return super().open(*args, **kwargs)
+        finally:
+            _cv_app.reset(token)
+
+
+class IsolatedCliRunner(FlaskCliRunner):
+    """The same isolation for CLI commands."""
+
+    def invoke(self, *args, **kwargs):
+        token = _cv_app.set(None)
+        try:
+            return super().invoke(*args, **kwargs)
+        finally:
+            _cv_app.reset(token)
+
+
 @pytest.fixture(scope="session")
 def app(tmp_path_factory):
     app = create_app(
@@ -50,6 +76,8 @@ def app(tmp_path_factory):
             "SMTP_HOST": None,
         }
     )
+    app.test_client_class = IsolatedClient
+    app.test_cli_runner_class = IsolatedCliRunner
     with app.app_context():
         flask_migrate.upgrade(revision="heads")
     return app

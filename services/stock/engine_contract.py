@@ -1,0 +1,80 @@
+"""The contract between the recommendation engine and the code around it.
+
+``services.stock.batches`` reads the database into an ``EngineInput`` (dense
+numpy arrays, indexes instead of ids), calls
+``services.stock.engine.recommend(inputs, rules)`` and writes the
+``EngineOutput`` back as one batch. The engine itself never touches the
+database, Flask or ids, which keeps it fast, deterministic and testable on
+synthetic networks (``benchmarks/simulate_engine.py``).
+
+Shapes: N nodes (stores and CDs), P products (one colour each), K items
+(product x size pairs), M recommendations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EngineRules:
+    qtd_minima: int
+    qtd_maxima: int
+    priorizar_cd: bool
+    peso_distancia: int  # 0-100
+    peso_giro: int  # 0-100
+    peso_estoque: int  # 0-100
+    bloqueio_campanha: bool
+    horizon_days: int = 14  # sales horizon the transfers are planned for
+
+
+@dataclass
+class EngineInput:
+    # Nodes (N,)
+    node_is_cd: np.ndarray  # bool
+    node_lat: np.ndarray  # float64, nan when unknown
+    node_lng: np.ndarray  # float64, nan when unknown
+    node_blocked: np.ndarray  # bool: store `bloqueada` or listed in lojasBloqueadas; never origin nor destination
+    # Products (P,)
+    product_blocked: np.ndarray  # bool: brand listed in marcasBloqueadas; never moved
+    product_brand: np.ndarray  # int32 codes, 0..B-1
+    product_category: np.ndarray  # int32 codes, 0..C-1
+    # Items (K,)
+    item_product: np.ndarray  # int32 index into products
+    item_size_pos: np.ndarray  # int16 position of the size in its product's grid
+    # Cells (N, K)
+    stock: np.ndarray  # int32 units on hand, >= 0
+    sales: np.ndarray  # float32 units sold over the whole history window
+    sales_recent: np.ndarray  # float32 units sold over the last 7 days of the window
+    history_days: int  # days in the history window (rules' periodo)
+    # Campaigns (N, P): product in campaign at that node on the batch date
+    campaign: np.ndarray  # bool
+    # Learning from past decisions: multipliers in (0, 1], 1.0 = no penalty
+    route_factor: np.ndarray  # float32 (N, N), [origin, destination]
+    brand_factor: np.ndarray  # float32 (B,)
+    category_factor: np.ndarray  # float32 (C,)
+
+
+@dataclass
+class EngineOutput:
+    """M recommendations, sorted by priority (alta, media, baixa) then score descending."""
+
+    origin: np.ndarray  # int32 node index
+    dest: np.ndarray  # int32 node index (never a CD)
+    item: np.ndarray  # int32 item index
+    quantity: np.ndarray  # int32, qtd_minima <= q <= qtd_maxima
+    score: np.ndarray  # int32, 0-100
+    priority: np.ndarray  # str: "alta" | "media" | "baixa"
+    days_to_stockout: np.ndarray  # int32: destination's days of cover before the transfer
+    origin_stock: np.ndarray  # int32 stock at the origin before the transfer
+    dest_stock: np.ndarray  # int32 stock at the destination before the transfer
+    origin_daily_sales: np.ndarray  # float64 observed average units/day at the origin over the window
+    dest_daily_sales: np.ndarray  # float64 observed average units/day at the destination
+    distance_km: np.ndarray  # float64 haversine distance
+    in_campaign: np.ndarray  # bool: product in campaign at origin or destination
+    justification: list[str]  # Portuguese text quoting the figures above
+
+    def __len__(self) -> int:
+        return int(self.origin.shape[0])
