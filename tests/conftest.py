@@ -10,6 +10,7 @@ production while nothing leaks between tests. Tests marked ``committing``
 
 from __future__ import annotations
 
+import contextvars
 import os
 
 import flask_migrate
@@ -46,22 +47,14 @@ class IsolatedClient(FlaskClient):
     test's own data."""
 
     def open(self, *args, **kwargs):
-        token = _cv_app.set(None)
-        try:
-            return super().open(*args, **kwargs)
-        finally:
-            _cv_app.reset(token)
+        return contextvars.Context().run(super().open, *args, **kwargs)
 
 
 class IsolatedCliRunner(FlaskCliRunner):
     """The same isolation for CLI commands."""
 
     def invoke(self, *args, **kwargs):
-        token = _cv_app.set(None)
-        try:
-            return super().invoke(*args, **kwargs)
-        finally:
-            _cv_app.reset(token)
+        return contextvars.Context().run(super().invoke, *args, **kwargs)
 
 
 @pytest.fixture(scope="session")

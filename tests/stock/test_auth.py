@@ -101,7 +101,9 @@ def test_me_requires_a_valid_bearer_token(client, ctx):
     assert client.get(ME, headers=bearer("garbage.token.here")).status_code == 401
     assert client.get(ME, headers={"Authorization": "Basic abc"}).status_code == 401
     refresh = login(client, user)["refreshToken"]
-    assert client.get(ME, headers=bearer(refresh)).status_code == 401, "a refresh token is not an access token"
+    assert client.get(ME, headers=bearer(refresh)).status_code == 401, (
+        "a refresh token is not an access token"
+    )
 
 
 def test_expired_access_token_says_so(client, ctx):
@@ -222,7 +224,12 @@ def test_reset_token_expires_after_an_hour(client, ctx, caplog):
     db.session.flush()
     response = client.post("/api/v1/auth/password/reset", json={"token": token, "senha": "nova-senha-segura"})
     assert response.status_code == 400
-    assert client.post("/api/v1/auth/password/reset", json={"token": "made-up", "senha": "nova-senha-segura"}).status_code == 400
+    assert (
+        client.post(
+            "/api/v1/auth/password/reset", json={"token": "made-up", "senha": "nova-senha-segura"}
+        ).status_code
+        == 400
+    )
 
 
 def test_one_identity_tokens_work_on_both_services(client, ctx):
