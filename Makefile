@@ -7,7 +7,7 @@ HOST    ?= 127.0.0.1
 PORT    ?= 8000
 WORKERS ?= 3
 
-.PHONY: install run serve test test-sqlite test-postgres lint migrate demo bench clean
+.PHONY: install browser run test test-sqlite test-postgres lint migrate demo bench clean
 
 install: $(VENV)/.installed static/vendor/.installed
 
@@ -22,6 +22,16 @@ static/vendor/.installed: package.json package-lock.json scripts/vendor_assets.s
 	scripts/vendor_assets.sh
 	touch $@
 
+# Browser tests drive Debian's chromium (no browser download): installed here when root.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "chromium is missing: 'sudo apt-get install chromium' to run the browser tests"; \
+	  fi; \
+	fi
+
 migrate: install
 	$(FLASK) db upgrade
 
@@ -33,7 +43,7 @@ run: demo
 	$(BIN)/gunicorn "app:create_app()" --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
 
 # The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on that database.
-test: install
+test: install browser
 	$(MAKE) --no-print-directory test-sqlite
 	@if [ -n "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory test-postgres; fi
 

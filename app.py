@@ -15,7 +15,7 @@ from sqlalchemy import event
 import errors
 from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
 from config import Config
-from extensions import db, jwt, migrate, stock_api, tracker_api
+from extensions import babel, db, htmx, jwt, migrate, stock_api, tracker_api
 
 API_VERSION_PATH = "/api/v1"
 
@@ -50,6 +50,14 @@ def register_extensions(app: Flask) -> None:
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(__file__).parent / "migrations"))
     jwt.init_app(app)
+    babel.init_app(app, locale_selector=_select_locale)
+    htmx.init_app(app)
+
+
+def _select_locale() -> str:
+    from flask import request
+
+    return request.accept_languages.best_match(["pt_BR", "en"], default="pt_BR") if request else "pt_BR"
 
 
 def register_database_hooks(app: Flask) -> None:
@@ -199,9 +207,10 @@ def register_apis(app: Flask) -> None:
 
 
 def register_pages(app: Flask) -> None:
-    from blueprints.pages import blp as pages_blp
+    from blueprints.pages import page_blueprints
 
-    app.register_blueprint(pages_blp)
+    for blp in page_blueprints():
+        app.register_blueprint(blp)
 
 
 def register_cli(app: Flask) -> None:

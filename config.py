@@ -72,7 +72,11 @@ class Config:
     JWT_COOKIE_CSRF_PROTECT = True
     JWT_CSRF_IN_COOKIES = True
     JWT_ACCESS_COOKIE_PATH = "/"
+    JWT_CSRF_CHECK_FORM = True  # plain (non-htmx) page forms carry csrf_token
+    JWT_ACCESS_CSRF_HEADER_NAME = "X-CSRF-TOKEN"
     PASSWORD_RESET_TTL = timedelta(hours=1)
+    BABEL_DEFAULT_LOCALE = "pt_BR"
+    BABEL_DEFAULT_TIMEZONE = "America/Sao_Paulo"
 
     # argon2id cost; tests lower it through the environment to stay quick.
     ARGON2_TIME_COST = int(os.environ.get("ARGON2_TIME_COST", "3"))
@@ -110,7 +114,9 @@ class Config:
         """Refuse to run in production on development secrets or with clashing mounts."""
         dev_secrets = config["SECRET_KEY"] == DEV_SECRET_KEY or config["JWT_SECRET_KEY"] == DEV_JWT_SECRET_KEY
         if config["ENV_NAME"] == "production" and dev_secrets:
-            raise RuntimeError("GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment")
+            raise RuntimeError(
+                "GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment"
+            )
         unknown = set(config["SERVICES"]) - {"stock", "tracker"}
         if unknown:
             raise RuntimeError(f"SERVICES names unknown services: {', '.join(sorted(unknown))}")

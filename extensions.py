@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import http
 
+from flask_babel import Babel
+from flask_htmx import HTMX
 from flask_jwt_extended import JWTManager
 from flask_migrate import Migrate
 from flask_smorest import Api
@@ -61,6 +63,8 @@ class ServiceApi(Api):
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate(render_as_batch=True, compare_type=True)
 jwt = JWTManager()
+babel = Babel()
+htmx = HTMX()
 stock_api = ServiceApi(
     config_prefix="STOCK", error_schema=StockError, validation_error_schema=StockValidationError
 )

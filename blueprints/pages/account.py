@@ -1,0 +1,134 @@
+"""Sign in and out, password recovery, profile and preferences — the same accounts as the APIs."""
+
+from __future__ import annotations
+
+from flask import Blueprint, redirect, request, url_for
+from flask_babel import gettext as _
+from flask_jwt_extended import current_user, set_access_cookies, unset_jwt_cookies
+from marshmallow import ValidationError
+
+from blueprints.pages.common import page_login_required, render_page, safe_next
+from extensions import db
+from schemas.auth import ForgotPasswordRequest, LoginRequest, ResetPasswordRequest, UpdateProfileRequest
+from services import auth as auth_service
+from services import users as user_service
+from services.errors import DomainError
+
+blp = Blueprint("account", __name__)
+
+
+def _field_errors(exc: ValidationError) -> dict[str, str]:
+    return {
+        field: " ".join(msgs) if isinstance(msgs, list) else str(msgs) for field, msgs in exc.messages.items()
+    }
+
+
+@blp.route("/login", methods=["GET", "POST"])
+def login():
+    next_url = safe_next(request.values.get("next"))
+    if request.method == "GET":
+        return render_page("account/login.html", next_url=next_url, form={}, errors={})
+    form = request.form.to_dict()
+    form["remember"] = "remember" in request.form
+    try:
+        data = LoginRequest().load(form)
+        _user, access, _refresh = auth_service.login(data["email"], data["senha"], remember=data["remember"])
+    except ValidationError as exc:
+        return render_page(
+            "account/login.html", status=422, next_url=next_url, form=form, errors=_field_errors(exc)
+        )
+    except DomainError as exc:
+        message = _("Conta bloqueada.") if exc.code == "USER_BANNED" else _("E-mail ou senha inválidos.")
+        db.session.rollback()
+        return render_page(
+            "account/login.html", status=exc.status, next_url=next_url, form=form, errors={"_form": message}
+        )
+    response = redirect(next_url)
+    set_access_cookies(response, access)
+    return response
+
+
+@blp.route("/logout", methods=["POST"])
+@page_login_required()
+def logout():
+    response = redirect(url_for("account.login"))
+    unset_jwt_cookies(response)
+    return response
+
+
+@blp.route("/forgot-password", methods=["GET", "POST"])
+def forgot_password():
+    if request.method == "GET":
+        return render_page("account/forgot.html", form={}, errors={}, sent=False)
+    form = request.form.to_dict()
+    try:
+        data = ForgotPasswordRequest().load(form)
+    except ValidationError as exc:
+        return render_page(
+            "account/forgot.html", status=422, form=form, errors=_field_errors(exc), sent=False
+        )
+    auth_service.request_password_reset(data["email"])
+    return render_page("account/forgot.html", form={}, errors={}, sent=True)
+
+
+@blp.route("/reset-password", methods=["GET", "POST"])
+def reset_password():
+    token = request.values.get("token", "")
+    if request.method == "GET":
+        return render_page("account/reset.html", token=token, errors={}, done=False)
+    try:
+        data = ResetPasswordRequest().load({"token": token, "senha": request.form.get("senha", "")})
+        auth_service.reset_password(data["token"], data["senha"])
+    except ValidationError as exc:
+        return render_page(
+            "account/reset.html", status=422, token=token, errors=_field_errors(exc), done=False
+        )
+    except DomainError as exc:
+        return render_page(
+            "account/reset.html", status=400, token=token, errors={"_form": exc.message}, done=False
+        )
+    return render_page("account/reset.html", token="", errors={}, done=True)
+
+
+@blp.route("/perfil", methods=["GET", "POST"])
+@page_login_required()
+def profile():
+    saved = False
+    errors: dict[str, str] = {}
+    status = 200
+    if request.method == "POST":
+        try:
+            data = UpdateProfileRequest().load(
+                {"nome": request.form.get("nome"), "email": request.form.get("email")}
+            )
+            user_service.update_profile(current_user, data)
+            saved = True
+        except ValidationError as exc:
+            errors, status = _field_errors(exc), 422
+        except DomainError as exc:
+            db.session.rollback()
+            errors, status = {"_form": exc.message}, exc.status
+    return render_page(
+        "account/profile.html", "profile_form", status=status, user=current_user, errors=errors, saved=saved
+    )
+
+
+@blp.route("/perfil/preferencias", methods=["POST"])
+@page_login_required()
+def preferences():
+    user_service.update_preferences(
+        current_user,
+        {
+            "notifEmail": "notifEmail" in request.form,
+            "notifPush": "notifPush" in request.form,
+            "digestSemanal": "digestSemanal" in request.form,
+        },
+    )
+    return render_page(
+        "account/profile.html",
+        "preferences_form",
+        user=current_user,
+        errors={},
+        saved=False,
+        prefs_saved=True,
+    )

@@ -1,0 +1,35 @@
+"""The landing page after sign-in."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+from sqlalchemy import func, select
+
+from blueprints.pages.common import page_csrf_token, page_login_required, render_page
+from extensions import db
+from models.stock import Loja, Produto
+
+blp = Blueprint("home", __name__)
+
+
+@blp.route("/")
+@page_login_required()
+def index():
+    counts = {
+        "lojas": db.session.scalar(select(func.count()).select_from(Loja).where(Loja.is_cd.is_(False))),
+        "cds": db.session.scalar(select(func.count()).select_from(Loja).where(Loja.is_cd.is_(True))),
+        "produtos": db.session.scalar(select(func.count()).select_from(Produto)),
+    }
+    return render_page("home.html", counts=counts)
+
+
+@blp.app_context_processor
+def page_context() -> dict:
+    """The signed-in person (or None) and the CSRF value, for every template."""
+    from flask_jwt_extended import get_current_user
+
+    try:
+        viewer = get_current_user()
+    except RuntimeError:
+        viewer = None
+    return {"viewer": viewer, "csrf_token": page_csrf_token}
