@@ -15,7 +15,7 @@ from sqlalchemy import event
 import errors
 from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
 from config import Config
-from extensions import babel, db, htmx, jwt, migrate, stock_api, tracker_api
+from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracker_api
 
 API_VERSION_PATH = "/api/v1"
 
@@ -52,6 +52,12 @@ def register_extensions(app: Flask) -> None:
     jwt.init_app(app)
     babel.init_app(app, locale_selector=_select_locale)
     htmx.init_app(app)
+    limiter.init_app(app)
+    if app.config["TRUSTED_PROXIES"]:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        proxies = app.config["TRUSTED_PROXIES"]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
 
 
 def _select_locale() -> str:

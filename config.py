@@ -91,6 +91,13 @@ class Config:
     MAIL_FROM = os.environ.get("MAIL_FROM", "Giro <no-reply@giro.local>")
 
     REDIS_URL = os.environ.get("REDIS_URL") or None
+    # Brute-force protection: failed sign-ins per address and e-mail, reset requests per address.
+    RATELIMIT_STORAGE_URI = REDIS_URL or "memory://"
+    RATELIMIT_HEADERS_ENABLED = True
+    LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per 15 minutes")
+    PASSWORD_RESET_RATE_LIMIT = os.environ.get("PASSWORD_RESET_RATE_LIMIT", "5 per hour")
+    # Reverse proxies in front of the app whose X-Forwarded-For is trusted (0 = none).
+    TRUSTED_PROXIES = int(os.environ.get("TRUSTED_PROXIES", "0"))
     # The retailer's business day (sales dates, "today", batch weeks).
     TIMEZONE = os.environ.get("GIRO_TIMEZONE", "America/Sao_Paulo")
 

@@ -46,6 +46,7 @@ STOCK_TEXT = {
     "FORBIDDEN": "Sem permissão para esta ação",
     "NOT_FOUND": "Não encontrado",
     "METHOD_NOT_ALLOWED": "Método não permitido",
+    "RATE_LIMITED": "Muitas tentativas; tente novamente mais tarde",
     "INTERNAL_ERROR": "Erro interno",
 }
 

@@ -7,6 +7,8 @@ import http
 from flask_babel import Babel
 from flask_htmx import HTMX
 from flask_jwt_extended import JWTManager
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_migrate import Migrate
 from flask_smorest import Api
 from flask_smorest.utils import prepare_response
@@ -65,6 +67,8 @@ migrate = Migrate(render_as_batch=True, compare_type=True)
 jwt = JWTManager()
 babel = Babel()
 htmx = HTMX()
+# Storage comes from RATELIMIT_STORAGE_URI (Redis in production, memory on a laptop).
+limiter = Limiter(key_func=get_remote_address)
 stock_api = ServiceApi(
     config_prefix="STOCK", error_schema=StockError, validation_error_schema=StockValidationError
 )

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from functools import wraps
 
+from flask import current_app, request
 from flask_jwt_extended import current_user, verify_jwt_in_request
+from flask_limiter.util import get_remote_address
 from flask_smorest import Blueprint
 
+from extensions import limiter
 from services.errors import ForbiddenError
 
 BEARER = [{"bearerAuth": []}]
@@ -35,3 +38,29 @@ def auth_required(*papeis: str):
 
 def bearer_security_scheme() -> dict:
     return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+
+
+def _address_and_email() -> str:
+    body = request.get_json(silent=True) if request.is_json else None
+    email = body.get("email") if isinstance(body, dict) else request.form.get("email")
+    return f"{get_remote_address()}|{str(email or '').strip().lower()}"
+
+
+def login_throttle(view):
+    """Refuse further sign-in attempts (429) after too many failures for one address and e-mail.
+
+    Only failed attempts count (401), so a person who signs in correctly is never slowed down.
+    """
+    return limiter.limit(
+        lambda: current_app.config["LOGIN_RATE_LIMIT"],
+        key_func=_address_and_email,
+        deduct_when=lambda response: response.status_code == 401,
+        scope="login",
+    )(view)
+
+
+def reset_throttle(view):
+    """Bound password-reset e-mails per address, whatever the outcome."""
+    return limiter.limit(
+        lambda: current_app.config["PASSWORD_RESET_RATE_LIMIT"], key_func=get_remote_address, scope="reset"
+    )(view)

@@ -112,6 +112,15 @@ def _empty_all_tables(app) -> None:
                 conn.execute(table.delete())
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(app):
+    """Each test starts with untouched sign-in counters."""
+    from extensions import limiter
+
+    with app.app_context():
+        limiter.reset()
+
+
 @pytest.fixture
 def client(app):
     return app.test_client()

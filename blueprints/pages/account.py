@@ -7,6 +7,7 @@ from flask_babel import gettext as _
 from flask_jwt_extended import current_user, set_access_cookies, unset_jwt_cookies
 from marshmallow import ValidationError
 
+from blueprints.common import login_throttle, reset_throttle
 from blueprints.pages.common import page_login_required, render_page, safe_next
 from extensions import db
 from schemas.auth import ForgotPasswordRequest, LoginRequest, ResetPasswordRequest, UpdateProfileRequest
@@ -24,6 +25,7 @@ def _field_errors(exc: ValidationError) -> dict[str, str]:
 
 
 @blp.route("/login", methods=["GET", "POST"])
+@login_throttle
 def login():
     next_url = safe_next(request.values.get("next"))
     if request.method == "GET":
@@ -57,6 +59,7 @@ def logout():
 
 
 @blp.route("/forgot-password", methods=["GET", "POST"])
+@reset_throttle
 def forgot_password():
     if request.method == "GET":
         return render_page("account/forgot.html", form={}, errors={}, sent=False)

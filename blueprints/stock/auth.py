@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
-from blueprints.common import auth_required
+from blueprints.common import auth_required, login_throttle, reset_throttle
 from extensions import db
 from schemas.auth import (
     AccessTokenResponse,
@@ -30,10 +30,12 @@ FORGOT_MESSAGE = "Se o e-mail estiver cadastrado, enviaremos um link para redefi
 
 
 @blp.route("/login", methods=["POST"])
+@login_throttle
 @blp.arguments(LoginRequest)
 @blp.response(200, TokenResponse)
 @blp.alt_response(401, description="E-mail ou senha inválidos")
 @blp.alt_response(403, description="Conta bloqueada")
+@blp.alt_response(429, description="Tentativas demais; tente de novo mais tarde (Retry-After)")
 def login(body):
     """Entrar com e-mail e senha (fluxo password do OAuth 2.0)."""
     user, access, refresh = auth_service.login(body["email"], body["senha"], remember=body["remember"])
@@ -72,6 +74,7 @@ def me():
 
 
 @blp.route("/password/forgot", methods=["POST"])
+@reset_throttle
 @blp.arguments(ForgotPasswordRequest)
 @blp.response(200, MessageResponse)
 def forgot_password(body):

@@ -236,3 +236,24 @@ def test_one_identity_tokens_work_on_both_services(client, ctx):
     user = make_user()
     token = login(client, user)["accessToken"]
     assert client.get(ME, headers=bearer(token)).get_json()["email"] == user.email
+
+
+def test_repeated_failed_logins_are_throttled(client, ctx, app):
+    user = make_user()
+    limit = int(app.config["LOGIN_RATE_LIMIT"].split()[0])
+    for _ in range(limit):
+        assert client.post(LOGIN, json={"email": user.email, "senha": "wrong-guess"}).status_code == 401
+    blocked = client.post(LOGIN, json={"email": user.email, "senha": PASSWORD})
+    assert blocked.status_code == 429
+    assert "detail" in blocked.get_json()
+    assert int(blocked.headers["Retry-After"]) > 0
+    # Another account from the same address is not locked out by someone else's guesses.
+    other = make_user()
+    assert client.post(LOGIN, json={"email": other.email, "senha": PASSWORD}).status_code == 200
+
+
+def test_successful_logins_are_never_throttled(client, ctx, app):
+    user = make_user()
+    limit = int(app.config["LOGIN_RATE_LIMIT"].split()[0])
+    for _ in range(limit + 2):
+        assert client.post(LOGIN, json={"email": user.email, "senha": PASSWORD}).status_code == 200
