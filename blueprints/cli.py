@@ -6,6 +6,8 @@ import click
 from flask import Blueprint, Flask
 from sqlalchemy import select
 
+from blueprints.stock.cli_batches import batches_cli
+from blueprints.stock.cli_data import demo_cli, import_cli
 from extensions import db
 from models.auth import PAPEIS
 from models.stock import Loja
@@ -45,3 +47,6 @@ def create_user(email, password, name, papel, loja_codigo, superadmin):
 
 def register_commands(app: Flask) -> None:
     app.register_blueprint(users_cli)
+    app.register_blueprint(import_cli)
+    app.register_blueprint(demo_cli)
+    app.register_blueprint(batches_cli)

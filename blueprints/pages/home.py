@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from flask import Blueprint
+from flask_jwt_extended import current_user
 from sqlalchemy import func, select
 
 from blueprints.pages.common import page_csrf_token, page_login_required, render_page
+from blueprints.pages.remanejamento import dashboard_context
 from extensions import db
 from models.stock import Loja, Produto
 
@@ -15,12 +17,13 @@ blp = Blueprint("home", __name__)
 @blp.route("/")
 @page_login_required()
 def index():
+    """The planner dashboard: KPIs, weekly effectiveness, learning and the open batch."""
     counts = {
         "lojas": db.session.scalar(select(func.count()).select_from(Loja).where(Loja.is_cd.is_(False))),
         "cds": db.session.scalar(select(func.count()).select_from(Loja).where(Loja.is_cd.is_(True))),
         "produtos": db.session.scalar(select(func.count()).select_from(Produto)),
     }
-    return render_page("home.html", counts=counts)
+    return render_page("home.html", counts=counts, **dashboard_context(current_user))
 
 
 @blp.app_context_processor

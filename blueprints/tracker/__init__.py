@@ -5,4 +5,6 @@ from __future__ import annotations
 
 def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
-    return []
+    from blueprints.tracker import admin, auth, issues, tenancy
+
+    return [auth.blp, tenancy.orgs_blp, tenancy.invitations_blp, tenancy.blp, issues.blp, admin.blp]

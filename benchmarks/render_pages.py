@@ -1,0 +1,247 @@
+"""Server-side render time of the batch page with 2,000 recommendations.
+
+Usage::
+
+    .venv/bin/python benchmarks/render_pages.py [--recs 2000] [--runs 30] [--postgres URL | --no-postgres]
+
+Builds, on a fresh database, a network of one CD, 40 stores and 60 products,
+one batch holding ``--recs`` recommendations (every priority, status and
+origin type, some vetoed) and a planner, signs the planner in and renders,
+in-process through the WSGI app (no network, no browser), each of:
+
+- the full batch page (``GET /lotes/<id>``), the default order, first page;
+- the table alone, as htmx asks for it after a filter or sort change
+  (``HX-Request``, sorted by product name: the most expensive sort);
+- the flow per node, which the page loads below the table when it scrolls
+  into view (``GET /lotes/<id>/fluxo``, htmx);
+- one decision in place (``POST .../aprovar``: the row plus the totals and
+  flow out of band), alternating approve and refuse on pending rows.
+
+Each is timed ``--runs`` times after a warm-up; the median, 95th percentile and
+maximum are printed in milliseconds. The target is a median under 150 ms for
+the full page. The CPU time of the benchmark process is printed too: on a
+busy machine it shows the work of one request without the waiting for a CPU
+(on PostgreSQL it leaves out the database server's own share). The PostgreSQL database (default ``giro_bench_pages``, create it
+with ``createdb -h 127.0.0.1 -U postgres giro_bench_pages``) has its ``public``
+schema dropped and recreated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/giro_bench_pages"
+PASSWORD = "bench-password-123"
+TARGET_MS = 150.0
+
+
+def _reset_postgres(url: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    from config import normalize_database_url
+
+    engine = create_engine(normalize_database_url(url), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+def _build(n_recs: int, seed: int = 7) -> tuple[str, str]:
+    """Network, batch and planner; returns (batch id, planner e-mail)."""
+    from sqlalchemy import insert
+
+    from extensions import db
+    from models.remanejamento import PRIORIDADE_RANK, PRIORIDADES, Lote, Recomendacao
+    from models.stock import Loja, Produto
+    from services import auth as auth_service
+    from services.stock.batches import iso_week
+
+    rng = random.Random(seed)
+    cd = Loja(codigo="CD01", nome="CD Cajamar", cidade="Cajamar", lat=-23.36, lng=-46.88, is_cd=True)
+    stores = [
+        Loja(codigo=f"S{i:03d}", nome=f"Loja {i:03d}", cidade="São Paulo", lat=-23.5, lng=-46.6)
+        for i in range(40)
+    ]
+    sizes = [str(s) for s in range(34, 44)]
+    produtos = [
+        Produto(
+            sku=f"BENCH-{p:04d}",
+            nome=f"Tênis Modelo {p:03d}",
+            marca=f"Marca {p % 6}",
+            categoria="Tênis",
+            colecao="Verão 2026",
+            cor=rng.choice(["Preto", "Branco", "Azul"]),
+            tamanhos=sizes,
+        )
+        for p in range(60)
+    ]
+    db.session.add_all([cd, *stores, *produtos])
+    db.session.flush()
+    on = date(2026, 11, 18)
+    semana, inicio, fim = iso_week(on)
+    lote = Lote(semana=semana, inicio=inicio, fim=fim, data=on, geracoes=1)
+    db.session.add(lote)
+    db.session.flush()
+    statuses = ["pendente"] * 6 + ["aprovada", "aprovada", "executada", "recusada"]
+    rows = []
+    for position in range(n_recs):
+        origem = cd if rng.random() < 0.6 else rng.choice(stores)
+        destino = rng.choice([s for s in stores if s is not origem])
+        produto = rng.choice(produtos)
+        prioridade = rng.choice(PRIORIDADES)
+        status = rng.choice(statuses)
+        vetado = status in ("pendente", "aprovada") and rng.random() < 0.05
+        rows.append(
+            {
+                "id": uuid.uuid4(),
+                "lote_id": lote.id,
+                "produto_id": produto.id,
+                "tamanho": rng.choice(sizes),
+                "cor": produto.cor,
+                "origem_id": origem.id,
+                "destino_id": destino.id,
+                "tipo_origem": "cd" if origem.is_cd else "loja",
+                "quantidade": rng.randint(3, 15),
+                "estoque_destino": rng.randint(0, 3),
+                "venda_media_destino": round(rng.uniform(0.3, 3.0), 3),
+                "estoque_origem": rng.randint(10, 80),
+                "venda_media_origem": round(rng.uniform(0.0, 0.5), 3),
+                "distancia_km": round(rng.uniform(5, 900), 1),
+                "justificativa": f"{destino.nome} vende bem e está quase sem estoque; {origem.nome} tem sobra.",
+                "prioridade": prioridade,
+                "prioridade_rank": PRIORIDADE_RANK[prioridade],
+                "score": rng.randint(10, 99),
+                "posicao": position,
+                "dias_ate_ruptura": rng.randint(0, 20),
+                "em_campanha": rng.random() < 0.1,
+                "data": on,
+                "status": status,
+                "vetado": vetado,
+                "motivo_veto": "Loja em reforma" if vetado else None,
+            }
+        )
+    db.session.execute(insert(Recomendacao), rows)
+    user = auth_service.create_user(
+        email="planner@bench.test", password=PASSWORD, name="Paula Planejadora", papel="planejador"
+    )
+    db.session.commit()
+    return str(lote.id), user.email
+
+
+def _time(call, runs: int) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU milliseconds of ``runs`` calls, after a warm-up."""
+    call()  # warm-up: templates compiled, caches filled
+    wall, cpu = [], []
+    for _ in range(runs):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        response = call()
+        wall.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
+        assert response.status_code == 200, response.status_code
+    return wall, cpu
+
+
+def _report(label: str, samples: tuple[list[float], list[float]]) -> float:
+    wall, cpu = samples
+    ordered = sorted(wall)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    median = statistics.median(wall)
+    print(
+        f"  {label:<44} median {median:6.1f} ms  p95 {p95:6.1f} ms  max {max(wall):6.1f} ms"
+        f"  (CPU of this process: median {statistics.median(cpu):6.1f} ms)"
+    )
+    return median
+
+
+def bench_batch_page(url: str, n_recs: int, runs: int) -> float:
+    """Times the batch page on the database at ``url``; returns the full page's median in ms."""
+    import flask_migrate
+
+    from app import create_app
+    from models.remanejamento import Recomendacao
+
+    app = create_app(
+        {"SQLALCHEMY_DATABASE_URI": url, "ARGON2_TIME_COST": 1, "ARGON2_MEMORY_COST": 1024, "SMTP_HOST": None}
+    )
+    with app.app_context():
+        flask_migrate.upgrade(revision="heads")
+        lote_id, email = _build(n_recs)
+        from sqlalchemy import select
+
+        from extensions import db
+
+        pending = list(
+            db.session.scalars(
+                select(Recomendacao.id).where(
+                    Recomendacao.status == "pendente", Recomendacao.vetado.is_(False)
+                )
+            )
+        )
+        db.session.remove()
+    client = app.test_client()
+    login = client.post("/login", data={"email": email, "senha": PASSWORD})
+    assert login.status_code == 302, login.status_code
+    csrf = client.get_cookie("csrf_access_token").value
+    page = f"/lotes/{lote_id}"
+    full = _time(lambda: client.get(page), runs)
+    size = len(client.get(page).get_data())
+    fragment = _time(
+        lambda: client.get(f"{page}?ordem=produto&dir=asc", headers={"HX-Request": "true"}), runs
+    )
+    flow = _time(lambda: client.get(f"{page}/fluxo", headers={"HX-Request": "true"}), runs)
+    ids = itertools.cycle(pending)
+    actions = itertools.cycle(["aprovar", "recusar"])
+    action = _time(
+        lambda: client.post(
+            f"{page}/recomendacoes/{next(ids)}/{next(actions)}",
+            headers={"HX-Request": "true", "X-CSRF-TOKEN": csrf},
+        ),
+        runs,
+    )
+    print(f"  batch page: {n_recs} recommendations, first page of 50 rows, {size / 1024:.0f} KiB of HTML")
+    median = _report("GET /lotes/<id> (full page)", full)
+    _report("GET table only (htmx, sorted by product)", fragment)
+    _report("GET flow per node (htmx, loads when revealed)", flow)
+    _report("POST approve/refuse in place (row + totals)", action)
+    verdict = "OK" if median < TARGET_MS else "OVER TARGET"
+    print(f"  full page median {median:.1f} ms vs target {TARGET_MS:.0f} ms: {verdict}")
+    return median
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recs", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--postgres", default=DEFAULT_POSTGRES)
+    parser.add_argument("--no-postgres", action="store_true")
+    args = parser.parse_args()
+    medians = []
+    with tempfile.TemporaryDirectory() as tmp:
+        print("SQLite")
+        medians.append(bench_batch_page(f"sqlite:///{tmp}/bench.db", args.recs, args.runs))
+    if not args.no_postgres:
+        print("PostgreSQL")
+        try:
+            _reset_postgres(args.postgres)
+        except Exception as exc:  # a missing server is reported, not a crash
+            print(f"  skipped: {exc.__class__.__name__}: {exc}".splitlines()[0])
+        else:
+            medians.append(bench_batch_page(args.postgres, args.recs, args.runs))
+    return 0 if all(m < TARGET_MS for m in medians) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,408 @@
+"""Issue list latency with 1,000,000 issues in one workspace, on PostgreSQL, through the API.
+
+    .venv/bin/python benchmarks/tracker_issues.py [--issues 1000000] [--runs 40] [--reload]
+
+Uses its own database (``giro_bench_tracker`` by default, created when
+missing), migrated to the current schema. The first run loads the data set with
+COPY (a few minutes); later runs reuse it unless ``--reload`` is given. Then it
+times, through the Flask test client with a real bearer token, a filtered and
+sorted first page and a title search, and prints the median and 95th
+percentile of each.
+
+Data set: one organization (enterprise plan), one workspace, one project with
+every issue, 25 members as assignees, 8 labels. Titles are built from a
+vocabulary of verbs, product areas and contexts; status is uniform over the
+five default statuses, priority and type are skewed as in real trackers,
+creation dates span two years, 40% of issues have a due date, about half carry
+a label.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import flask_migrate  # noqa: E402
+import psycopg  # noqa: E402
+from sqlalchemy import select  # noqa: E402
+
+from app import create_app  # noqa: E402
+from config import normalize_database_url  # noqa: E402
+from extensions import db  # noqa: E402
+from models.tracker import (  # noqa: E402
+    Label,
+    Membership,
+    Plan,
+    Project,
+    Status,
+    Workspace,
+)
+from services import auth as auth_service  # noqa: E402
+from services.tracker import accounts, workspaces  # noqa: E402
+
+DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/giro_bench_tracker"
+API = "/tracker/api/v1"
+OWNER_EMAIL = "bench-owner@giro.test"
+PASSWORD = "bench-password-1"
+SLUG = "bench"
+PROJECT_KEY = "BENCH"
+
+VERBS = [
+    "Fix",
+    "Add",
+    "Update",
+    "Refactor",
+    "Remove",
+    "Investigate",
+    "Document",
+    "Optimize",
+    "Migrate",
+    "Test",
+    "Review",
+    "Redesign",
+]
+AREAS = [
+    "checkout",
+    "login",
+    "cart",
+    "inventory sync",
+    "payment gateway",
+    "size grid",
+    "store locator",
+    "price rules",
+    "stock transfer",
+    "product page",
+    "search results",
+    "order history",
+    "return flow",
+    "gift card",
+    "loyalty points",
+    "shipping quote",
+    "invoice export",
+    "barcode scanner",
+    "campaign banner",
+    "supplier portal",
+    "warehouse picking",
+    "replenishment report",
+    "customer profile",
+    "newsletter signup",
+    "coupon engine",
+    "tax calculation",
+    "sales dashboard",
+    "mobile menu",
+    "footer links",
+    "image upload",
+    "CSV import",
+    "audit trail",
+    "permissions matrix",
+    "password reset",
+    "session timeout",
+    "webhook retry",
+    "email template",
+    "push notification",
+    "PDF receipt",
+    "store opening hours",
+]
+CONTEXTS = [
+    "on mobile",
+    "in Safari",
+    "for São Paulo stores",
+    "after deploy",
+    "under load",
+    "for new customers",
+    "in admin panel",
+    "on Black Friday",
+    "with slow network",
+    "for footwear",
+    "for kids collection",
+    "in the API",
+    "on tablets",
+    "for returning customers",
+    "in Portuguese",
+    "with screen readers",
+    "on checkout step 2",
+    "in the nightly job",
+    "for franchise stores",
+    "in the DC",
+]
+PRODUCT_LINES = ["Tênis", "Sandália", "Bota", "Sapatilha", "Mocassim", "Chinelo", "Scarpin", "Tamanco"]
+MODELS = [
+    "Aurora",
+    "Brisa",
+    "Cerrado",
+    "Duna",
+    "Estrela",
+    "Farol",
+    "Garoa",
+    "Horizonte",
+    "Ipê",
+    "Jangada",
+    "Lagoa",
+    "Maré",
+    "Neblina",
+    "Orla",
+    "Pampa",
+    "Quaresma",
+    "Restinga",
+    "Serra",
+    "Trilha",
+    "Urca",
+    "Vereda",
+    "Xaréu",
+    "Yara",
+    "Zéfiro",
+    "Caatinga",
+]
+PRODUCT_REFS = 20_000
+PRIORITY_WEIGHTS = [30, 25, 25, 15, 5]  # none, low, medium, high, urgent (stored ranks 0..4)
+TYPES = ["task", "bug", "story", "epic", "subtask"]
+TYPE_WEIGHTS = [45, 30, 18, 2, 5]
+LABELS = [
+    ("bug", "#ef4444"),
+    ("frontend", "#3b82f6"),
+    ("backend", "#10b981"),
+    ("urgent-fix", "#f97316"),
+    ("ux", "#a855f7"),
+    ("tech-debt", "#64748b"),
+    ("retail", "#eab308"),
+    ("mobile", "#06b6d4"),
+]
+MEMBERS = 25
+
+
+def ensure_database(url: str) -> None:
+    """Create the benchmark database when it does not exist yet."""
+    conninfo = psycopg.conninfo.conninfo_to_dict(url.replace("postgresql+psycopg://", "postgresql://"))
+    name = conninfo["dbname"]
+    admin = {**conninfo, "dbname": "postgres"}
+    with psycopg.connect(**admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+            print(f"created database {name}")
+
+
+def setup_tenant(app) -> tuple[Project, list[uuid.UUID], list[uuid.UUID], list[uuid.UUID]]:
+    """Owner, organization on enterprise, workspace, project, members and labels (idempotent)."""
+    with app.app_context():
+        owner = auth_service.find_user_by_email(OWNER_EMAIL)
+        if owner is None:
+            owner = auth_service.create_user(email=OWNER_EMAIL, password=PASSWORD, name="Bench Owner")
+            organization = accounts.create_organization("Bench Retail", owner, "enterprise")
+            accounts.create_workspace(organization, "Bench", SLUG)
+            for n in range(MEMBERS - 1):
+                member = auth_service.create_user(
+                    email=f"bench-member-{n}@giro.test", password=PASSWORD, name=f"Member {n}"
+                )
+                db.session.add(Membership(organization_id=organization.id, user_id=member.id, role="member"))
+            db.session.flush()
+            workspaces.create_project(owner, SLUG, {"name": "Bench", "key": PROJECT_KEY})
+            project = db.session.scalar(select(Project).where(Project.key == PROJECT_KEY))
+            for name, color in LABELS:
+                db.session.add(Label(project_id=project.id, name=name, color=color))
+            db.session.commit()
+        workspace = db.session.scalar(select(Workspace).where(Workspace.slug == SLUG))
+        project = db.session.scalar(
+            select(Project).where(Project.workspace_id == workspace.id, Project.key == PROJECT_KEY)
+        )
+        member_ids = list(
+            db.session.scalars(
+                select(Membership.user_id).where(Membership.organization_id == project.organization_id)
+            )
+        )
+        status_ids = list(
+            db.session.scalars(
+                select(Status.id).where(Status.project_id == project.id).order_by(Status.position)
+            )
+        )
+        label_ids = list(db.session.scalars(select(Label.id).where(Label.project_id == project.id)))
+        db.session.expunge(project)
+        return project, member_ids, status_ids, label_ids
+
+
+def load_issues(url: str, project: Project, members, status_ids, label_ids, count: int, seed: int) -> None:
+    """Bulk-load ``count`` issues with COPY; secondary indexes are rebuilt afterwards."""
+    rng = random.Random(seed)
+    start = datetime(2024, 11, 1, tzinfo=UTC)
+    span = int(timedelta(days=730).total_seconds())
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        conn.execute("DELETE FROM issues WHERE project_id = %s", (project.id,))
+        indexes = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN ('issues', 'issue_labels') "
+            "AND indexname NOT IN ('pk_issues', 'uq_issues_project_id_number', 'pk_issue_labels')"
+        ).fetchall()
+        for name, _ in indexes:
+            conn.execute(f'DROP INDEX "{name}"')
+        # Loader data is consistent by construction; skip per-row foreign key triggers.
+        conn.execute("SET session_replication_role = replica")
+        began = time.perf_counter()
+        issue_labels: list[tuple[uuid.UUID, uuid.UUID]] = []
+        columns = (
+            "id, project_id, organization_id, number, title, description, type, priority, status_id, "
+            "assignee_id, parent_id, start_date, due_date, estimate, created_by_id, created_at, updated_at"
+        )
+        with conn.cursor().copy(f"COPY issues ({columns}) FROM STDIN") as copy:
+            for number in range(1, count + 1):
+                issue_id = uuid.uuid4()
+                created = start + timedelta(seconds=span * number // count + rng.randrange(60))
+                updated = created + timedelta(seconds=rng.randrange(90 * 86400))
+                due = (created.date() + timedelta(days=rng.randrange(1, 120))) if rng.random() < 0.4 else None
+                if rng.random() < 0.5:
+                    title = f"{rng.choice(VERBS)} {rng.choice(AREAS)} {rng.choice(CONTEXTS)}"
+                else:
+                    # Half the issues name a product: the long tail that real searches hit.
+                    title = (
+                        f"{rng.choice(VERBS)} {rng.choice(AREAS)} for {rng.choice(PRODUCT_LINES)} "
+                        f"{rng.choice(MODELS)} REF-{rng.randrange(PRODUCT_REFS):05d}"
+                    )
+                copy.write_row(
+                    (
+                        issue_id,
+                        project.id,
+                        project.organization_id,
+                        number,
+                        title,
+                        None,
+                        rng.choices(TYPES, TYPE_WEIGHTS)[0],
+                        rng.choices(range(5), PRIORITY_WEIGHTS)[0],
+                        rng.choice(status_ids),
+                        rng.choice(members) if rng.random() < 0.85 else None,
+                        None,
+                        None,
+                        due,
+                        rng.choice((1, 2, 3, 5, 8, None)),
+                        rng.choice(members),
+                        created,
+                        updated,
+                    )
+                )
+                if rng.random() < 0.5:
+                    for label in rng.sample(label_ids, rng.choice((1, 1, 2))):
+                        issue_labels.append((issue_id, label))
+        with conn.cursor().copy("COPY issue_labels (issue_id, label_id) FROM STDIN") as copy:
+            for row in issue_labels:
+                copy.write_row(row)
+        print(
+            f"copied {count:,} issues and {len(issue_labels):,} labels in {time.perf_counter() - began:.0f}s"
+        )
+        conn.execute("SET session_replication_role = DEFAULT")
+        conn.execute(
+            "UPDATE projects SET issue_counter = %s, issue_count = %s WHERE id = %s",
+            (count, count, project.id),
+        )
+        began = time.perf_counter()
+        for _, definition in indexes:
+            conn.execute(definition)
+        conn.commit()
+        print(f"rebuilt {len(indexes)} indexes in {time.perf_counter() - began:.0f}s")
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE issues")
+        conn.execute("VACUUM ANALYZE issue_labels")
+
+
+def issue_count(url: str, project: Project) -> int:
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        return conn.execute("SELECT count(*) FROM issues WHERE project_id = %s", (project.id,)).fetchone()[0]
+
+
+def timed(client, path: str, query, headers, runs: int) -> tuple[list[float], dict]:
+    for _ in range(3):
+        client.get(path, query_string=query, headers=headers)
+    samples = []
+    body = {}
+    for _ in range(runs):
+        began = time.perf_counter()
+        response = client.get(path, query_string=query, headers=headers)
+        samples.append((time.perf_counter() - began) * 1000)
+        assert response.status_code == 200, response.get_json()
+        body = response.get_json()
+    return samples, body
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
+    parser.add_argument("--issues", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--reload", action="store_true", help="load the data set again")
+    args = parser.parse_args()
+
+    url = normalize_database_url(args.database_url)
+    ensure_database(url)
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url})
+    with app.app_context():
+        flask_migrate.upgrade(revision="heads")
+        if db.session.get(Plan, "enterprise") is None:
+            raise SystemExit("the enterprise plan is missing: is migration 0002 applied?")
+    project, members, status_ids, label_ids = setup_tenant(app)
+    if args.reload or issue_count(url, project) != args.issues:
+        load_issues(url, project, members, status_ids, label_ids, args.issues, args.seed)
+    print(f"{issue_count(url, project):,} issues in workspace {SLUG!r}, project {PROJECT_KEY}")
+
+    client = app.test_client()
+    login = client.post(f"{API}/auth/login", json={"email": OWNER_EMAIL, "password": PASSWORD})
+    headers = {"Authorization": f"Bearer {login.get_json()['access_token']}"}
+    path = f"{API}/workspaces/{SLUG}/projects/{project.id}/issues"
+    backlog, todo, in_progress, _done, _cancelled = status_ids
+    with app.app_context():
+        frontend = db.session.scalar(
+            select(Label.id).where(Label.project_id == project.id, Label.name == "frontend")
+        )
+        assignee = members[3]
+    scenarios = [
+        (
+            "filtered + sorted: status in (todo, in_progress) & priority in (high, urgent), by created_at desc",
+            [
+                ("status_id", str(todo)),
+                ("status_id", str(in_progress)),
+                ("priority", "high"),
+                ("priority", "urgent"),
+            ],
+        ),
+        (
+            "filtered + sorted: assignee, by priority desc",
+            {"assignee_id": str(assignee), "order_by": "priority"},
+        ),
+        (
+            "filtered + sorted: type=bug & status=backlog, by due_date asc",
+            {"type": "bug", "status_id": str(backlog), "order_by": "due_date", "order": "asc"},
+        ),
+        (
+            "filtered + sorted: label=frontend, by updated_at desc",
+            {"label_id": str(frontend), "order_by": "updated_at"},
+        ),
+        ("unfiltered first page, by created_at desc", {}),
+        ("search: q=ref-01234 (a product reference)", {"q": "ref-01234"}),
+        ("search: q=Tamanco Urca (a product model)", {"q": "Tamanco Urca"}),
+        ("search: q=aurora (a model name, ~2% of titles)", {"q": "aurora"}),
+        ("search: q=safari + priority=urgent", {"q": "SAFARI", "priority": "urgent"}),
+        ("search: q=checkout (a broad word, ~7% of titles)", {"q": "checkout"}),
+    ]
+    print(f"\n{'scenario':<100} {'median':>8} {'p95':>8} {'total':>9}")
+    for name, query in scenarios:
+        samples, body = timed(client, path, query, headers, args.runs)
+        p95 = statistics.quantiles(samples, n=20)[-1]
+        print(f"{name:<100} {statistics.median(samples):>6.1f}ms {p95:>6.1f}ms {body['total']:>9,}")
+    print(f"\n{args.runs} timed requests each, after 3 warm-up requests; Flask test client, bearer token.")
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load} (other work on the machine inflates the figures)"
+    )
+    print(f"date {date.today().isoformat()}, PostgreSQL at {url.split('@')[-1]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,907 @@
+"""The planners' pages of remanejamento: dashboard, batches, decisions in place, grade, rules, history.
+
+Views stay thin: they call the same services as the REST API
+(``services.stock.batches``, ``decisions``, ``metrics``, ``grade``), validate
+input with the API's schemas and show a ``DomainError`` inline. Roles are the
+API's: the services refuse what a role may not do, and the templates only
+offer what the services would accept.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from babel.numbers import get_decimal_symbol, get_group_symbol
+from flask import Blueprint, Response, abort, g, make_response, redirect, request, url_for
+from flask_babel import format_date, format_datetime, get_locale
+from flask_babel import gettext as _
+from flask_jwt_extended import current_user
+from marshmallow import ValidationError
+from sqlalchemy import select
+
+from blueprints.pages.common import page_login_required, render_page
+from extensions import db, htmx
+from models.auth import User
+from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM, Recomendacao
+from models.stock import Loja, Produto
+from schemas.stock.remanejamento import (
+    CADENCIAS,
+    PERIODOS,
+    STATUS_HISTORICO,
+    CadencePayload,
+    HistoricoQuery,
+    RecomendacoesQuery,
+    RegrasPayload,
+    VetoRequest,
+)
+from services.errors import DomainError, ValidationFailed
+from services.stock import batches, catalogue, decisions, grade, metrics
+
+blp = Blueprint("remanejamento", __name__)
+
+PAGE_SIZE = 50
+# The batch page's status filter: the API's statuses plus the orthogonal veto.
+SITUACOES = (*STATUS_RECOMENDACAO, "vetada")
+FILTER_KEYS = ("prioridade", "tipoOrigem", "origemId", "lojaDestinoId", "produtoId", "status")
+ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar")
+# Sorting by status follows the workflow; vetoed ones come last.
+STATUS_ORDER = {s: i for i, s in enumerate(STATUS_RECOMENDACAO)}
+HISTORY_LIMIT = 500
+EFETIVIDADE_WEEKS = 12
+APRENDIZADO_BARS = 8
+CHART_COLORS = {
+    "aprovadas": "#0f766e",
+    "executadas": "#175cd3",
+    "recusadas": "#b42318",
+    "vetadas": "#b54708",
+    "pendentes": "#98a2b3",
+}
+
+
+# --- shared helpers --------------------------------------------------------------------------
+
+
+def _uuid_or_404(value: str | None) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError):
+        abort(404)
+
+
+def _optional_uuid(value: str | None) -> uuid.UUID | None:
+    if not value:
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        return None
+
+
+def can_decide(user: User) -> bool:
+    return user.papel in decisions.ACTION_ROLES["aprovar"]
+
+
+def can_execute(user: User) -> bool:
+    return user.papel in decisions.ACTION_ROLES["executar"]
+
+
+def row_actions(rec: Recomendacao, user: User) -> list[str]:
+    """The actions that the service would accept on ``rec`` for ``user`` right now."""
+    if rec.vetado:
+        return ["restaurar"] if can_decide(user) else []
+    actions: list[str] = []
+    if rec.status == "pendente" and can_decide(user):
+        actions += ["aprovar", "recusar", "vetar"]
+    elif rec.status == "aprovada":
+        if can_execute(user):
+            actions.append("executar")
+        if can_decide(user):
+            actions += ["recusar", "vetar"]
+    return actions
+
+
+def _lote_or_404(lote_id: uuid.UUID) -> dict:
+    try:
+        return batches.lote_out(decisions.get_lote(lote_id))
+    except DomainError:
+        abort(404, description=_("Lote não encontrado."))
+
+
+@dataclass
+class Names:
+    """Stores and products by id, to show names instead of ids."""
+
+    lojas: dict[uuid.UUID, Loja]
+    produtos: dict[uuid.UUID, Produto] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, produto_ids: set[uuid.UUID] | None = None) -> Names:
+        names = cls({loja.id: loja for loja in catalogue.list_lojas()})
+        names.add_produtos(produto_ids or set())
+        return names
+
+    def add_produtos(self, produto_ids: set[uuid.UUID]) -> None:
+        missing = produto_ids - self.produtos.keys()
+        if missing:
+            self.produtos.update(
+                (p.id, p) for p in db.session.scalars(select(Produto).where(Produto.id.in_(missing)))
+            )
+
+    def loja(self, loja_id: uuid.UUID) -> str:
+        loja = self.lojas.get(loja_id)
+        return loja.nome if loja else "—"
+
+
+@blp.app_template_global("row_actions")
+def _row_actions_global(rec: Recomendacao, user: User) -> list[str]:
+    return row_actions(rec, user)
+
+
+@blp.app_template_global("rm_text")
+def rm_text() -> dict:
+    """The labels of a recommendation row, translated once per request (a page shows 50 rows)."""
+    cached = g.get("rm_text")
+    if cached is None:
+        cached = g.rm_text = {
+            "status": {
+                "pendente": _("Pendente"),
+                "aprovada": _("Aprovada"),
+                "executada": _("Executada"),
+                "recusada": _("Recusada"),
+                "vetada": _("Vetada"),
+            },
+            "prio": {"alta": _("Alta"), "media": _("Média"), "baixa": _("Baixa")},
+            "acao": {
+                "aprovar": _("Aprovar"),
+                "recusar": _("Recusar"),
+                "executar": _("Executar"),
+                "vetar": _("Vetar"),
+                "restaurar": _("Restaurar"),
+            },
+            "select": _("Selecionar %(r)s"),
+            "tam": _("tam."),
+            "campanha": _("Campanha"),
+            "why": _("Por quê?"),
+            "destino": _("Destino"),
+            "origem": _("Origem"),
+            "distancia": _("Distância"),
+            "stock_sales": _("%(e)s un. · vende %(v)s/dia"),
+            "days": _("%(d)s d"),
+            "motivo": _("Motivo"),
+            "veto_reason": _("Motivo do veto"),
+            "veto_confirm": _("Confirmar veto"),
+            "cancel": _("Cancelar"),
+        }
+    return cached
+
+
+def _symbols() -> tuple[str, str]:
+    """The viewer's decimal and grouping symbols, looked up once per request."""
+    cached = g.get("rm_symbols")
+    if cached is None:
+        locale = get_locale()
+        cached = g.rm_symbols = (get_decimal_symbol(locale), get_group_symbol(locale))
+    return cached
+
+
+@blp.app_template_filter("rm_num")
+def rm_num(value: float) -> str:
+    """Up to two decimals in the viewer's locale: cheap enough for every row of a long table."""
+    decimal, _group = _symbols()
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return text.replace(".", decimal) if "." in text else text
+
+
+@blp.app_template_filter("rm_int")
+def rm_int(value: int) -> str:
+    """An integer with the viewer's grouping symbol."""
+    return f"{value:,}".replace(",", _symbols()[1])
+
+
+@blp.app_template_filter("periodo")
+def periodo_filter(value: str) -> str:
+    """``2026-11-16/2026-11-22`` as ``16/11/2026 – 22/11/2026``."""
+    try:
+        start, end = (date.fromisoformat(part) for part in value.split("/"))
+    except (ValueError, AttributeError):
+        return value
+    return f"{format_date(start, 'short')} – {format_date(end, 'short')}"
+
+
+@blp.app_template_filter("iso_datetime")
+def iso_datetime_filter(value: str) -> str:
+    """An ISO 8601 UTC timestamp in the viewer's time zone."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return value
+    return format_datetime(moment, "short")
+
+
+# --- dashboard (the body of "/") -------------------------------------------------------------
+
+
+def _chart(
+    kind: str, labels: list[str], datasets: list[dict], *, horizontal: bool = False, stacked: bool = False
+) -> str:
+    """A Chart.js configuration as JSON, embedded in the page for the chart script to draw."""
+    axis = {"beginAtZero": True, "stacked": stacked, "ticks": {"precision": 0}}
+    options: dict[str, Any] = {
+        "responsive": True,
+        "maintainAspectRatio": False,
+        "animation": False,
+        "plugins": {"legend": {"position": "bottom"}},
+        "scales": {"x": dict(axis), "y": dict(axis)},
+    }
+    if horizontal:
+        options["indexAxis"] = "y"
+        options["plugins"]["legend"] = {"display": False}
+    config = {"type": kind, "data": {"labels": labels, "datasets": datasets}, "options": options}
+    # "</" would close the <script> element that carries the JSON.
+    return json.dumps(config, ensure_ascii=False).replace("</", "<\\/")
+
+
+def dashboard_context(user: User) -> dict:
+    """KPIs as cards, weekly effectiveness and learning as charts, the open batch at a glance."""
+    kpis = metrics.kpis_dashboard()
+    semanas = metrics.efetividade_semanal()["semanas"][:EFETIVIDADE_WEEKS]
+    semanas.reverse()  # oldest first, left to right
+    # Stacked, each recommendation once: approved-not-executed, executed, refused, vetoed, pending.
+    series = (
+        ("aprovadas", _("Aprovadas, a executar"), lambda s: s["aprovadas"] - s["executadas"]),
+        ("executadas", _("Executadas"), lambda s: s["executadas"]),
+        ("recusadas", _("Recusadas"), lambda s: s["recusadas"]),
+        ("vetadas", _("Vetadas"), lambda s: s["vetadas"]),
+        ("pendentes", _("Pendentes"), lambda s: s["pendentes"]),
+    )
+    efetividade_chart = _chart(
+        "bar",
+        [s["semana"] for s in semanas],
+        [
+            {
+                "label": label,
+                "data": [value(s) for s in semanas],
+                "backgroundColor": CHART_COLORS[key],
+                "maxBarThickness": 48,
+            }
+            for key, label, value in series
+        ],
+        stacked=True,
+    )
+    aprendizado = metrics.aprendizado()
+    grupos = (
+        [(_("Rota"), g) for g in aprendizado["rotas"]]
+        + [(_("Marca"), g) for g in aprendizado["marcas"]]
+        + [(_("Categoria"), g) for g in aprendizado["categorias"]]
+    )
+    grupos.sort(key=lambda item: (-item[1]["ajustePercentual"], -item[1]["decididas"], item[1]["chave"]))
+    top = [item for item in grupos if item[1]["ajustePercentual"] > 0][:APRENDIZADO_BARS]
+    aprendizado_chart = _chart(
+        "bar",
+        [f"{tipo}: {g['chave']}" for tipo, g in top],
+        [
+            {
+                "label": _("Redução do score (%)"),
+                "data": [g["ajustePercentual"] for _tipo, g in top],
+                "backgroundColor": "#b54708",
+            }
+        ],
+        horizontal=True,
+    )
+    lote = totais = None
+    urgentes: list[Recomendacao] = []
+    names = None
+    if kpis["loteAtualId"] is not None:
+        lote = _lote_or_404(kpis["loteAtualId"])
+        totais = batches.totais(kpis["loteAtualId"], user)
+        pendentes = decisions.list_recomendacoes(
+            user, {"loteId": kpis["loteAtualId"], "status": "pendente", "prioridade": "alta"}
+        )
+        urgentes = [r for r in pendentes if not r.vetado][:5]
+        names = Names.load({r.produto_id for r in urgentes})
+    return {
+        "kpis": kpis,
+        "semanas": semanas,
+        "efetividade_chart": efetividade_chart,
+        "aprendizado": aprendizado,
+        "aprendizado_grupos": grupos,
+        "aprendizado_chart": aprendizado_chart if top else None,
+        "lote": lote,
+        "totais": totais,
+        "urgentes": urgentes,
+        "names": names,
+    }
+
+
+# --- batches ---------------------------------------------------------------------------------
+
+
+@blp.route("/lotes")
+@page_login_required()
+def lotes():
+    items = batches.list_lotes()
+    semanas = {s["loteId"]: s for s in metrics.efetividade_semanal()["semanas"]}
+    return render_page("remanejamento/lotes.html", lotes=items, semanas=semanas)
+
+
+SORTS: dict[str, Any] = {
+    "prioridade": None,  # the service's order: priority, then score descending
+    "score": lambda r, n: r.score,
+    "quantidade": lambda r, n: r.quantidade,
+    "ruptura": lambda r, n: r.dias_ate_ruptura,
+    "produto": lambda r, n: (n.produtos[r.produto_id].nome.lower(), r.tamanho),
+    "origem": lambda r, n: n.loja(r.origem_id).lower(),
+    "destino": lambda r, n: n.loja(r.destino_id).lower(),
+    "distancia": lambda r, n: r.distancia_km,
+    "status": lambda r, n: (r.vetado, STATUS_ORDER.get(r.status, len(STATUS_ORDER))),
+}
+
+
+@dataclass
+class TableState:
+    """Filters, sort and page of the recommendations table, read from a query string or a form."""
+
+    filters: dict[str, Any]
+    raw: dict[str, str]
+    sort: str = "prioridade"
+    desc: bool = False
+    page: int = 1
+    errors: list[str] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, values) -> TableState:
+        raw = {k: values.get(k, "").strip() for k in FILTER_KEYS if values.get(k, "").strip()}
+        errors: list[str] = []
+        api_values = {k: v for k, v in raw.items() if not (k == "status" and v == "vetada")}
+        try:
+            filters = RecomendacoesQuery().load(api_values)
+        except ValidationError as exc:
+            errors.append(_("Filtro inválido ignorado: %(campos)s.", campos=", ".join(sorted(exc.messages))))
+            for bad in exc.messages:
+                raw.pop(bad, None)
+                api_values.pop(bad, None)
+            filters = RecomendacoesQuery().load(api_values)
+        sort = values.get("ordem", "prioridade")
+        if sort not in SORTS:
+            sort = "prioridade"
+        try:
+            page = max(1, int(values.get("pagina", "1")))
+        except ValueError:
+            page = 1
+        return cls(
+            filters=filters, raw=raw, sort=sort, desc=values.get("dir") == "desc", page=page, errors=errors
+        )
+
+    def query(self, **changes: Any) -> dict[str, Any]:
+        """Query-string values of this state with ``changes`` applied (for links)."""
+        out: dict[str, Any] = dict(self.raw)
+        out.update({"ordem": self.sort, "dir": "desc" if self.desc else "asc", "pagina": self.page})
+        out.update(changes)
+        return {k: v for k, v in out.items() if v not in (None, "")}
+
+    def sort_query(self, key: str) -> dict[str, Any]:
+        desc = not self.desc if key == self.sort else key in ("score", "quantidade")
+        return self.query(ordem=key, dir="desc" if desc else "asc", pagina=1)
+
+
+def _table(lote_id: uuid.UUID, user: User, state: TableState) -> dict:
+    """One page of the batch's recommendations, filtered and sorted, with the names it shows."""
+    recs = decisions.list_recomendacoes(user, {**state.filters, "loteId": lote_id})
+    unfiltered = not state.raw
+    ids = (
+        ({r.origem_id for r in recs}, {r.destino_id for r in recs}, {r.produto_id for r in recs})
+        if unfiltered
+        else None
+    )
+    if state.raw.get("status") == "vetada":
+        recs = [r for r in recs if r.vetado]
+    key = SORTS[state.sort]
+    names = Names.load({r.produto_id for r in recs} if key is SORTS["produto"] else None)
+    if key is not None:
+        recs.sort(key=lambda r: key(r, names), reverse=state.desc)
+    elif state.desc:
+        recs.reverse()
+    total = len(recs)
+    pages = max(1, -(-total // PAGE_SIZE))
+    state.page = min(state.page, pages)
+    shown = recs[(state.page - 1) * PAGE_SIZE : state.page * PAGE_SIZE]
+    names.add_produtos({r.produto_id for r in shown})
+    return {"recs": shown, "total": total, "pages": pages, "names": names, "state": state, "ids": ids}
+
+
+def _filter_options(lote_id: uuid.UUID, user: User, table: dict) -> dict:
+    """Stores and products that appear in the batch (as the user may see it), for the filters.
+
+    Without filters the table already holds every visible recommendation; otherwise one
+    ``DISTINCT`` query over the batch finds them.
+    """
+    if table["ids"] is not None:
+        origens, destinos, produtos = table["ids"]
+    else:
+        stmt = select(Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.produto_id).where(
+            Recomendacao.lote_id == lote_id
+        )
+        cond = decisions.visible_condition(user)
+        if cond is not None:
+            stmt = stmt.where(cond)
+        origens, destinos, produtos = set(), set(), set()
+        for origem, destino, produto in db.session.execute(stmt.distinct()):
+            origens.add(origem)
+            destinos.add(destino)
+            produtos.add(produto)
+    names: Names = table["names"]
+    names.add_produtos(produtos)
+    lojas = names.lojas
+    by_name = lambda ids: sorted((lojas[i] for i in ids if i in lojas), key=lambda x: x.nome)  # noqa: E731
+    produto_rows = sorted(
+        (names.produtos[p] for p in produtos if p in names.produtos), key=lambda p: (p.nome, p.cor, p.sku)
+    )
+    return {"origens": by_name(origens), "destinos": by_name(destinos), "produtos": produto_rows}
+
+
+def _fragment_request() -> bool:
+    """htmx asks for a part of the page (the page around it stays).
+
+    A history restore (the back button after htmx's cache missed) needs the whole page.
+    """
+    return bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+
+
+def _block(name: str) -> str | None:
+    """The block to render alone for an htmx request; None renders the whole page."""
+    return name if _fragment_request() else None
+
+
+def _batch_context(
+    lote_id: uuid.UUID, user: User, state: TableState, *, panels: bool = True, oob_panels: bool = False
+) -> dict:
+    """What the batch page shows; without ``panels`` only the table (an htmx filter/sort/page change).
+
+    ``oob_panels``: the flow too, for a response that refreshes it out of band.
+    """
+    table = _table(lote_id, user, state)
+    context = {"lote": {"id": lote_id}, "table": table, "bulk": None, "oob": False}
+    if panels:
+        context.update(
+            lote=_lote_or_404(lote_id),
+            totais=batches.totais(lote_id, user),
+            # The flow panel sits below the table and loads when scrolled into view (fluxo_panel).
+            fluxo=batches.fluxo(lote_id, user) if oob_panels else None,
+            options=_filter_options(lote_id, user, table),
+            situacoes=SITUACOES,
+            prioridades=PRIORIDADES,
+            tipos_origem=TIPOS_ORIGEM,
+        )
+    return context
+
+
+@blp.route("/lotes/<lid>")
+@page_login_required()
+def lote(lid: str):
+    lote_id = _uuid_or_404(lid)
+    state = TableState.read(request.args)
+    context = _batch_context(lote_id, current_user, state, panels=not _fragment_request())
+    return render_page("remanejamento/lote.html", _block("rec_table"), **context)
+
+
+@blp.route("/lotes/<lid>/fluxo")
+@page_login_required()
+def fluxo_panel(lid: str):
+    """The flow per node of the batch: a fragment for the batch page, or a page of its own."""
+    lote_id = _uuid_or_404(lid)
+    lote = _lote_or_404(lote_id)
+    return render_page(
+        "remanejamento/fluxo.html", _block("flow"), lote=lote, fluxo=batches.fluxo(lote_id, current_user)
+    )
+
+
+def _row_response(
+    lote_id: uuid.UUID, rid: uuid.UUID, *, mode: str = "view", error: str | None = None, status: int = 200
+) -> Response:
+    """The row re-rendered, with the totals and the flow swapped out of band after a change."""
+    try:
+        rec = decisions.get_recomendacao(rid, current_user, lote_id=lote_id)
+    except DomainError as exc:
+        body = render_page("remanejamento/_row_missing.html", status=exc.status, rid=rid, message=exc.message)
+        return body
+    return render_page(
+        "remanejamento/_row_update.html",
+        status=status,
+        rec=rec,
+        lote_id=lote_id,
+        names=Names.load({rec.produto_id}),
+        mode=mode,
+        error=error,
+        oob=mode == "view" and request.method == "POST",
+        totais=batches.totais(lote_id, current_user) if request.method == "POST" else None,
+        fluxo=batches.fluxo(lote_id, current_user) if request.method == "POST" else None,
+    )
+
+
+@blp.route("/lotes/<lid>/recomendacoes/<rid>")
+@page_login_required()
+def row(lid: str, rid: str):
+    """One row; ``?modo=veto`` opens the inline veto form (for those who may veto)."""
+    mode = "veto" if request.args.get("modo") == "veto" and can_decide(current_user) else "view"
+    return _row_response(_uuid_or_404(lid), _uuid_or_404(rid), mode=mode)
+
+
+def _apply(acao: str, lote_id: uuid.UUID, rid: uuid.UUID, user: User, motivo: str | None) -> Recomendacao:
+    """Run one decision through the service; the recommendation must belong to the batch."""
+    if acao == "vetar":
+        return decisions.vetar(lote_id, rid, user, motivo or "")
+    if acao == "restaurar":
+        return decisions.restaurar(lote_id, rid, user)
+    decisions.get_recomendacao(rid, user, lote_id=lote_id)
+    return getattr(decisions, acao)(rid, user)
+
+
+def _motivo(form) -> str:
+    """The veto reason, validated by the API's schema (a ValidationError when missing)."""
+    return VetoRequest().load({"motivo": form.get("motivo", "")})["motivo"]
+
+
+@blp.route("/lotes/<lid>/recomendacoes/<rid>/<acao>", methods=["POST"])
+@page_login_required()
+def act(lid: str, rid: str, acao: str):
+    lote_id, rec_id = _uuid_or_404(lid), _uuid_or_404(rid)
+    if acao not in ACOES:
+        abort(404)
+    try:
+        motivo = _motivo(request.form) if acao == "vetar" else None
+        _apply(acao, lote_id, rec_id, current_user, motivo)
+    except ValidationError:
+        return _row_response(lote_id, rec_id, mode="veto", error=_("Informe o motivo do veto."), status=422)
+    except DomainError as exc:
+        db.session.rollback()
+        mode = "veto" if acao == "vetar" and isinstance(exc, ValidationFailed) else "view"
+        message = _("Informe o motivo do veto.") if mode == "veto" else exc.message
+        return _row_response(lote_id, rec_id, mode=mode, error=message, status=exc.status)
+    return _row_response(lote_id, rec_id)
+
+
+@dataclass
+class BulkResult:
+    acao: str
+    changed: int = 0
+    unchanged: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    error: str | None = None
+
+
+def _rec_label(rec: Recomendacao, names: Names) -> str:
+    produto = names.produtos.get(rec.produto_id)
+    return (
+        f"{produto.nome if produto else '?'} {rec.cor} {rec.tamanho} · "
+        f"{names.loja(rec.origem_id)} → {names.loja(rec.destino_id)}"
+    )
+
+
+def _bulk(lote_id: uuid.UUID, user: User, form) -> BulkResult:
+    """Apply one action to each selected row, each with its own state check and savepoint."""
+    acao = form.get("acao", "")
+    result = BulkResult(acao=acao)
+    if acao not in ACOES:
+        result.error = _("Escolha uma ação.")
+        return result
+    ids: list[uuid.UUID] = []
+    for raw in form.getlist("rid"):
+        parsed = _optional_uuid(raw)
+        if parsed is not None and parsed not in ids:
+            ids.append(parsed)
+    if not ids:
+        result.error = _("Selecione ao menos uma recomendação.")
+        return result
+    motivo = None
+    if acao == "vetar":
+        try:
+            motivo = _motivo(form)
+        except ValidationError:
+            result.error = _("Informe o motivo do veto.")
+            return result
+    recs = {
+        r.id: r
+        for r in db.session.scalars(
+            select(Recomendacao).where(Recomendacao.id.in_(ids), Recomendacao.lote_id == lote_id)
+        )
+    }
+    names = Names.load({r.produto_id for r in recs.values()})
+    labels = {rid: _rec_label(rec, names) for rid, rec in recs.items()}
+    for rid in ids:
+        before = (recs[rid].status, recs[rid].vetado) if rid in recs else None
+        try:
+            with db.session.begin_nested():
+                rec = _apply(acao, lote_id, rid, user, motivo)
+                after = (rec.status, rec.vetado)
+        except DomainError as exc:
+            result.failures.append((labels.get(rid, _("Recomendação %(id)s", id=str(rid)[:8])), exc.message))
+            continue
+        if after == before:
+            result.unchanged += 1
+        else:
+            result.changed += 1
+    return result
+
+
+@blp.route("/lotes/<lid>/acoes", methods=["POST"])
+@page_login_required()
+def bulk(lid: str):
+    """Bulk decisions on the selected rows; the table (same filters, sort and page) comes back."""
+    lote_id = _uuid_or_404(lid)
+    decisions.get_lote(lote_id)  # 404 page when the batch does not exist
+    result = _bulk(lote_id, current_user, request.form)
+    status = 422 if result.error else 200
+    # The totals and the flow come along out of band after a change.
+    changed = result.error is None
+    context = _batch_context(lote_id, current_user, TableState.read(request.form), oob_panels=changed)
+    context.update(bulk=result, oob=changed)
+    return render_page("remanejamento/lote.html", "rec_table", status=status, **context)
+
+
+CSV_HEADER = ("SKU", "Produto", "Cor", "Tamanho", "Quantidade", "Destino", "Cidade do destino")
+
+
+@blp.route("/lotes/<lid>/separacao.csv")
+@page_login_required()
+def export_csv(lid: str):
+    """Pick lists of the approved transfers: one section per origin (or one origin's file)."""
+    lote_id = _uuid_or_404(lid)
+    lote = _lote_or_404(lote_id)
+    filters: dict[str, Any] = {"loteId": lote_id, "status": "aprovada"}
+    origem_id = _optional_uuid(request.args.get("origemId"))
+    if request.args.get("origemId") and origem_id is None:
+        abort(404, description=_("Origem não encontrada."))
+    if origem_id is not None:
+        filters["origemId"] = origem_id
+    recs = [r for r in decisions.list_recomendacoes(current_user, filters) if not r.vetado]
+    names = Names.load({r.produto_id for r in recs})
+    by_origin: dict[uuid.UUID, list[Recomendacao]] = defaultdict(list)
+    for rec in recs:
+        by_origin[rec.origem_id].append(rec)
+
+    def size_key(rec: Recomendacao) -> tuple:
+        produto = names.produtos[rec.produto_id]
+        return (names.loja(rec.destino_id), produto.sku, catalogue.size_order(produto, rec.tamanho))
+
+    buffer = io.StringIO()
+    # Semicolons and a BOM: what spreadsheet software in Brazil opens as columns, accents intact.
+    buffer.write("\ufeff")
+    out = csv.writer(buffer, delimiter=";", lineterminator="\r\n")
+    out.writerow([_("Lista de separação"), f"{_('Lote')} {lote['semana']}", lote["periodo"]])
+    if not by_origin:
+        out.writerow([_("Nenhuma transferência aprovada.")])
+    origins = sorted(by_origin, key=lambda oid: (not names.lojas[oid].is_cd, names.loja(oid)))
+    for oid in origins:
+        origem = names.lojas[oid]
+        rows = sorted(by_origin[oid], key=size_key)
+        out.writerow([])
+        out.writerow([_("Origem"), f"{origem.nome} ({origem.codigo})", origem.cidade])
+        out.writerow([_(h) for h in CSV_HEADER])
+        for rec in rows:
+            produto = names.produtos[rec.produto_id]
+            destino = names.lojas[rec.destino_id]
+            out.writerow(
+                [
+                    produto.sku,
+                    produto.nome,
+                    rec.cor,
+                    rec.tamanho,
+                    rec.quantidade,
+                    destino.nome,
+                    destino.cidade,
+                ]
+            )
+        out.writerow([_("Total"), "", "", "", sum(r.quantidade for r in rows), "", ""])
+    suffix = f"-{names.lojas[origem_id].codigo}" if origem_id is not None and origem_id in names.lojas else ""
+    filename = f"separacao-{lote['semana']}{suffix}.csv"
+    response = make_response(buffer.getvalue())
+    response.headers["Content-Type"] = "text/csv; charset=utf-8"
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+# --- grade -----------------------------------------------------------------------------------
+
+
+@blp.route("/grade")
+@page_login_required()
+def grade_index():
+    """Choose a product; ``?produto=<id>`` goes straight to its matrix."""
+    chosen = _optional_uuid(request.args.get("produto"))
+    if chosen is not None:
+        return redirect(
+            url_for("remanejamento.grade_page", pid=chosen, lote=request.args.get("lote") or None)
+        )
+    q = request.args.get("q", "").strip().lower()
+    produtos = catalogue.list_produtos()
+    if q:
+        produtos = [
+            p
+            for p in produtos
+            if q in p.nome.lower() or q in p.sku.lower() or q in p.marca.lower() or q in p.cor.lower()
+        ]
+    return render_page("remanejamento/grade_index.html", _block("product_rows"), produtos=produtos, q=q)
+
+
+@blp.route("/grade/<pid>")
+@page_login_required()
+def grade_page(pid: str):
+    produto_id = _uuid_or_404(pid)
+    lote_param = request.args.get("lote") or None
+    lote_id = _optional_uuid(lote_param)
+    if lote_param and lote_id is None:
+        abort(404, description=_("Lote não encontrado."))
+    try:
+        produto = catalogue.get_produto(produto_id)
+        matrix = grade.grade(produto_id, lote_id)
+    except DomainError as exc:
+        abort(404, description=exc.message)
+    lojas = {loja.id: loja for loja in catalogue.list_lojas()}
+    totals = {
+        "atual": [
+            sum(r["cells"][i]["atual"] for r in matrix["rows"]) for i in range(len(matrix["tamanhos"]))
+        ],
+        "delta": [
+            sum(r["cells"][i]["delta"] for r in matrix["rows"]) for i in range(len(matrix["tamanhos"]))
+        ],
+    }
+    rupturas = sum(1 for r in matrix["rows"] for c in r["cells"] if c["ruptura"])
+    return render_page(
+        "remanejamento/grade.html",
+        _block("grade_matrix"),
+        produto=produto,
+        matrix=matrix,
+        lojas=lojas,
+        lotes=batches.list_lotes(),
+        totals=totals,
+        rupturas=rupturas,
+    )
+
+
+# --- rules and cadence -----------------------------------------------------------------------
+
+INT_FIELDS = {
+    "qtdMinima": (1, 10000),
+    "qtdMaxima": (1, 10000),
+    "pesoDistancia": (0, 100),
+    "pesoGiro": (0, 100),
+    "pesoEstoque": (0, 100),
+}
+
+
+def _rules_form(form) -> tuple[dict, dict[str, str]]:
+    """The rules form as an API body; integers that do not parse are reported per field."""
+    body: dict[str, Any] = {
+        "priorizarCd": "priorizarCd" in form,
+        "bloqueioCampanha": "bloqueioCampanha" in form,
+        "periodo": form.get("periodo", ""),
+        "lojasBloqueadas": form.getlist("lojasBloqueadas"),
+        "marcasBloqueadas": form.getlist("marcasBloqueadas"),
+    }
+    errors: dict[str, str] = {}
+    for name, (low, high) in INT_FIELDS.items():
+        raw = form.get(name, "").strip()
+        try:
+            body[name] = int(raw)
+        except ValueError:
+            body[name] = raw
+            errors[name] = _("Use um número inteiro de %(min)s a %(max)s.", min=low, max=high)
+    return body, errors
+
+
+def _rules_messages(messages: dict) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in messages:
+        if name in INT_FIELDS:
+            low, high = INT_FIELDS[name]
+            out[name] = _("Use um número inteiro de %(min)s a %(max)s.", min=low, max=high)
+        elif name == "periodo":
+            out[name] = _("Escolha 7, 14, 30, 60 ou 90 dias.")
+        else:
+            out[name] = _("Valor inválido.")
+    return out
+
+
+def _regras_context(
+    *,
+    regras: dict | None = None,
+    errors: dict[str, str] | None = None,
+    saved: bool = False,
+    cadence: dict | None = None,
+    cadence_errors: dict[str, str] | None = None,
+    cadence_saved: bool = False,
+) -> dict:
+    """Everything the rules page shows; each form's own values override the stored ones."""
+    regras = regras if regras is not None else batches.rules_out()
+    marcas = sorted({p.marca for p in catalogue.list_produtos()} | set(regras["marcasBloqueadas"]))
+    return {
+        "regras": regras,
+        "errors": errors or {},
+        "saved": saved,
+        "lojas": catalogue.list_lojas(),
+        "marcas": marcas,
+        "periodos": PERIODOS,
+        "cadence": cadence if cadence is not None else batches.cadence_out(),
+        "cadencias": CADENCIAS,
+        "cadence_errors": cadence_errors or {},
+        "cadence_saved": cadence_saved,
+        "can_edit": current_user.papel == "admin",
+    }
+
+
+@blp.route("/regras")
+@page_login_required()
+def regras():
+    return render_page("remanejamento/regras.html", **_regras_context())
+
+
+@blp.route("/regras", methods=["POST"])
+@page_login_required("admin")
+def regras_save():
+    body, errors = _rules_form(request.form)
+    status, saved, regras = 422, False, body
+    try:
+        # Fields that did not parse are left to their defaults here, so every other error shows too.
+        data = RegrasPayload().load({k: v for k, v in body.items() if k not in errors})
+    except ValidationError as exc:
+        errors = {**_rules_messages(exc.messages), **errors}
+    if not errors:
+        try:
+            regras = batches.update_rules(data, current_user)
+            status, saved = 200, True
+        except ValidationFailed as exc:
+            db.session.rollback()
+            errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
+    return render_page(
+        "remanejamento/regras.html",
+        "rules_form",
+        status=status,
+        **_regras_context(regras=regras, errors=errors, saved=saved),
+    )
+
+
+@blp.route("/regras/cadencia", methods=["POST"])
+@page_login_required("admin")
+def cadencia_save():
+    try:
+        data = CadencePayload().load({"cadence": request.form.get("cadence", "")})
+    except ValidationError:
+        context = _regras_context(
+            cadence_errors={"cadence": _("Escolha diária, semanal, quinzenal ou mensal.")}
+        )
+        return render_page("remanejamento/regras.html", "cadence_form", status=422, **context)
+    cadence = batches.set_cadence(data["cadence"], current_user)
+    context = _regras_context(cadence=cadence, cadence_saved=True)
+    return render_page("remanejamento/regras.html", "cadence_form", **context)
+
+
+# --- history ---------------------------------------------------------------------------------
+
+
+@blp.route("/historico")
+@page_login_required()
+def historico():
+    error = None
+    status_arg = request.args.get("status", "").strip()
+    try:
+        query = HistoricoQuery().load({"status": status_arg} if status_arg else {})
+    except ValidationError:
+        error = _("Situação desconhecida: mostrando todas.")
+        query = HistoricoQuery().load({})
+    items = metrics.historico(current_user, query.get("status"), HISTORY_LIMIT)
+    return render_page(
+        "remanejamento/historico.html",
+        _block("history_rows"),
+        items=items,
+        filtro=query.get("status") or "",
+        statuses=STATUS_HISTORICO,
+        error=error,
+        limit=HISTORY_LIMIT,
+    )

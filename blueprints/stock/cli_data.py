@@ -1,0 +1,131 @@
+"""``flask import ...`` and ``flask demo load``: getting the retailer's data in."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+import click
+import psycopg
+from flask import Blueprint
+from sqlalchemy.exc import DBAPIError
+
+from extensions import db
+from services.stock import demo as demo_service
+from services.stock import importer
+
+import_cli = Blueprint("import_data", __name__, cli_group="import")
+demo_cli = Blueprint("demo", __name__, cli_group="demo")
+import_cli.cli.help = (
+    "Import the retailer's data from UTF-8 CSV files with a header row. Each file is checked in full "
+    "first: one bad row rejects it with its line number and nothing is written."
+)
+demo_cli.cli.help = "The demo network."
+
+# Files above this size get a progress bar while they are read.
+PROGRESS_MIN_BYTES = 4 * 1024 * 1024
+
+
+def _run_import(kind: str, path: str) -> None:
+    size = os.path.getsize(path)
+    try:
+        if size >= PROGRESS_MIN_BYTES:
+            with click.progressbar(length=size, label=f"Reading {Path(path).name}", file=sys.stderr) as bar:
+                summary = importer.import_file(kind, path, progress=bar.update)
+        else:
+            summary = importer.import_file(kind, path)
+        db.session.commit()
+    except importer.ImportRejected as exc:
+        db.session.rollback()
+        raise click.ClickException(f"{Path(path).name} rejected, nothing was imported: {exc}") from None
+    except (DBAPIError, sqlite3.Error, psycopg.Error) as exc:
+        # E.g. a concurrent import of the same rows. The bulk writes run on the
+        # raw driver connection, so its own exception types arrive unwrapped.
+        db.session.rollback()
+        reason = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or ["unknown error"])[0]
+        raise click.ClickException(
+            f"{Path(path).name}: the database refused the import, nothing was imported: {reason}"
+        ) from None
+    except BaseException:
+        db.session.rollback()
+        raise
+    click.echo(summary.describe())
+
+
+def _import_command(kind: str, help_text: str) -> None:
+    @import_cli.cli.command(kind, help=help_text)
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False, readable=True))
+    def command(file: str) -> None:
+        _run_import(kind, file)
+
+
+_import_command("stores", "Upsert stores and CDs by codigo. Columns: " + ",".join(importer.COLUMNS["stores"]))
+_import_command("products", "Upsert products by sku. Columns: " + ",".join(importer.COLUMNS["products"]))
+_import_command(
+    "stock",
+    "Replace the stock of every store named in the file. Columns: " + ",".join(importer.COLUMNS["stock"]),
+)
+_import_command(
+    "sales",
+    "Replace the daily sales of every (day, store) pair in the file. Columns: "
+    + ",".join(importer.COLUMNS["sales"]),
+)
+_import_command(
+    "campaigns",
+    "Add campaigns (empty loja = every store). Columns: " + ",".join(importer.COLUMNS["campaigns"]),
+)
+
+
+@demo_cli.cli.command("load")
+@click.option(
+    "--stores",
+    "n_stores",
+    type=click.IntRange(1, demo_service.MAX_STORES),
+    default=demo_service.DEFAULT_STORES,
+    show_default=True,
+    help="Stores besides the CDs",
+)
+@click.option(
+    "--products",
+    "n_products",
+    type=click.IntRange(1, demo_service.MAX_PRODUCTS),
+    default=demo_service.DEFAULT_PRODUCTS,
+    show_default=True,
+    help="Products (SKUs, one colour each)",
+)
+@click.option(
+    "--seed", type=int, default=demo_service.DEFAULT_SEED, show_default=True, help="Same seed, same network"
+)
+@click.option("--if-empty", is_flag=True, help="Do nothing when stores already exist")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Wipe the stock data (stores, products, stock, sales, campaigns, batches) and rebuild",
+)
+def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace: bool) -> None:
+    """Build a realistic demo network: CDs, stores, products, stock, 90 days of sales, a campaign, accounts."""
+    existing = demo_service.store_count()
+    if existing and if_empty:
+        click.echo(f"demo load: the database already has {existing} store(s); nothing to do.")
+        accounts = demo_service.existing_accounts()
+        if accounts:
+            click.echo(
+                demo_service.describe_accounts(accounts) + "\n  (unless their passwords were changed since)"
+            )
+        return
+    if existing and not replace:
+        raise click.ClickException(
+            f"the database already has {existing} store(s); pass --replace to wipe the stock data and "
+            "rebuild the demo, or --if-empty to leave it alone"
+        )
+    try:
+        if existing:
+            demo_service.wipe_stock_data()
+        result = demo_service.load(n_stores=n_stores, n_products=n_products, seed=seed)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    click.echo(result.describe())

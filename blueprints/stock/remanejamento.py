@@ -1,0 +1,299 @@
+"""Recommendations, batches, decisions, rules, cadence, metrics, history and the grade matrix."""
+
+from __future__ import annotations
+
+from flask_jwt_extended import current_user
+from flask_smorest import Blueprint
+
+from blueprints.common import auth_required
+from schemas.stock.remanejamento import (
+    Aprendizado,
+    AtivasQuery,
+    CadencePayload,
+    EfetividadeSemanal,
+    GradeMatrix,
+    GradeQuery,
+    HistoricoItem,
+    HistoricoQuery,
+    KpisDashboard,
+    LoteOut,
+    NodoFluxo,
+    RecomendacaoOut,
+    RecomendacoesQuery,
+    RegrasPayload,
+    TotaisLote,
+    Validacao,
+    VetoRequest,
+)
+from services.stock import batches, decisions, grade, metrics
+
+blp = Blueprint(
+    "stock_remanejamento",
+    __name__,
+    url_prefix="",
+    description=(
+        "Lotes semanais de recomendações de transferência e as decisões sobre elas. "
+        "Papéis: `visualizador` só lê (403 nas ações); `gerente_loja` vê e executa apenas "
+        "transferências que saem ou chegam na sua loja (as demais respondem 404, as outras ações 403); "
+        "`planejador` e `admin` decidem tudo; só `admin` altera regras e cadência."
+    ),
+)
+
+R = "/remanejamento"
+
+
+@blp.route(f"{R}/recomendacoes", methods=["GET"])
+@auth_required()
+@blp.arguments(RecomendacoesQuery, location="query")
+@blp.response(200, RecomendacaoOut(many=True))
+@blp.alt_response(404, description="`loteId` não existe")
+def list_recomendacoes(query):
+    """Recomendações do lote mais recente (ou de `loteId`).
+
+    Filtros por igualdade exata. Ordem: prioridade (alta, media, baixa), score decrescente,
+    depois a ordem do motor. Inclui vetadas e recusadas (veja `/lotes/{lid}/recomendacoes?ativas=true`).
+    """
+    return decisions.list_recomendacoes(current_user, query)
+
+
+@blp.route(f"{R}/recomendacoes/<uuid:rid>", methods=["GET"])
+@auth_required()
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(404, description="Não existe ou não é visível para o usuário")
+def get_recomendacao(rid):
+    """Uma recomendação."""
+    return decisions.get_recomendacao(rid, current_user)
+
+
+@blp.route(f"{R}/recomendacoes/<uuid:rid>/aprovar", methods=["POST"])
+@auth_required()
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
+@blp.alt_response(404, description="Não encontrada")
+@blp.alt_response(409, description="O estado atual não permite aprovar")
+def aprovar(rid):
+    """Aprovar: `pendente` → `aprovada`.
+
+    Estados: `pendente` → `aprovada` → `executada`; `pendente`/`aprovada` → `recusada`.
+    Repetir a ação já tomada responde 200 sem mudança; outro movimento responde 409; uma vetada
+    não pode ser aprovada nem executada até ser restaurada. Ações simultâneas são serializadas:
+    a segunda vê o resultado da primeira.
+    """
+    return decisions.aprovar(rid, current_user)
+
+
+@blp.route(f"{R}/recomendacoes/<uuid:rid>/recusar", methods=["POST"])
+@auth_required()
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
+@blp.alt_response(404, description="Não encontrada")
+@blp.alt_response(409, description="O estado atual não permite recusar")
+def recusar(rid):
+    """Recusar: `pendente` ou `aprovada` → `recusada`.
+
+    Estados: `pendente` → `aprovada` → `executada`; `pendente`/`aprovada` → `recusada`.
+    Repetir a ação já tomada responde 200 sem mudança; outro movimento responde 409; uma vetada
+    não pode ser aprovada nem executada até ser restaurada. Ações simultâneas são serializadas:
+    a segunda vê o resultado da primeira.
+    """
+    return decisions.recusar(rid, current_user)
+
+
+@blp.route(f"{R}/recomendacoes/<uuid:rid>/executar", methods=["POST"])
+@auth_required()
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão")
+@blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
+@blp.alt_response(409, description="Só uma aprovada e não vetada pode ser executada")
+def executar(rid):
+    """Executar: `aprovada` → `executada`. O `gerente_loja` executa as da sua loja.
+
+    Registra que a transferência foi despachada; o estoque muda com a próxima carga de estoque
+    do varejista.
+
+    Estados: `pendente` → `aprovada` → `executada`; `pendente`/`aprovada` → `recusada`.
+    Repetir a ação já tomada responde 200 sem mudança; outro movimento responde 409; uma vetada
+    não pode ser aprovada nem executada até ser restaurada. Ações simultâneas são serializadas:
+    a segunda vê o resultado da primeira.
+    """
+    return decisions.executar(rid, current_user)
+
+
+@blp.route(f"{R}/lotes", methods=["GET"])
+@auth_required()
+@blp.response(200, LoteOut(many=True))
+def list_lotes():
+    """Lotes, da semana mais recente para a mais antiga, sem as recomendações.
+
+    Um lote por semana ISO. `status` é `aberto` enquanto houver recomendação ativa `pendente`;
+    `novo` marca o lote mais recente até 7 dias após sua criação.
+    """
+    return batches.list_lotes()
+
+
+@blp.route(f"{R}/lotes/<uuid:lid>", methods=["GET"])
+@auth_required()
+@blp.response(200, LoteOut)
+@blp.alt_response(404, description="Lote não encontrado")
+def get_lote(lid):
+    """Um lote com todas as suas recomendações visíveis ao usuário, na ordem da lista."""
+    return batches.lote_detail(lid, current_user)
+
+
+@blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes", methods=["GET"])
+@auth_required()
+@blp.arguments(AtivasQuery, location="query")
+@blp.response(200, RecomendacaoOut(many=True))
+@blp.alt_response(404, description="Lote não encontrado")
+def lote_recomendacoes(query, lid):
+    """Recomendações do lote; `ativas=true` omite as vetadas e as recusadas."""
+    return decisions.lote_recomendacoes(lid, current_user, ativas=query["ativas"])
+
+
+@blp.route(f"{R}/lotes/<uuid:lid>/fluxo", methods=["GET"])
+@auth_required()
+@blp.response(200, NodoFluxo(many=True))
+@blp.alt_response(404, description="Lote não encontrado")
+def fluxo(lid):
+    """Fluxo por nó das recomendações ativas do lote: CDs primeiro, depois lojas, por nome.
+
+    Só aparecem nós que enviam ou recebem algo.
+    """
+    return batches.fluxo(lid, current_user)
+
+
+@blp.route(f"{R}/lotes/<uuid:lid>/totais", methods=["GET"])
+@auth_required()
+@blp.response(200, TotaisLote)
+@blp.alt_response(404, description="Lote não encontrado")
+def totais(lid):
+    """Totais das recomendações ativas do lote (não vetadas, não recusadas)."""
+    return batches.totais(lid, current_user)
+
+
+@blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes/<uuid:rid>/vetar", methods=["POST"])
+@auth_required()
+@blp.arguments(VetoRequest)
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
+@blp.alt_response(404, description="Lote ou recomendação não encontrados")
+@blp.alt_response(409, description="Só `pendente` ou `aprovada` podem ser vetadas")
+def vetar(body, lid, rid):
+    """Vetar com um motivo: `vetado=true`, `motivoVeto`. Vetar de novo responde 200 sem mudança."""
+    return decisions.vetar(lid, rid, current_user, body["motivo"])
+
+
+@blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes/<uuid:rid>/restaurar", methods=["POST"])
+@auth_required()
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
+@blp.alt_response(404, description="Lote ou recomendação não encontrados")
+def restaurar(lid, rid):
+    """Restaurar: limpa `vetado` e `motivoVeto`. Numa não vetada responde 200 sem mudança."""
+    return decisions.restaurar(lid, rid, current_user)
+
+
+@blp.route(f"{R}/regras", methods=["GET"])
+@auth_required()
+@blp.response(200, RegrasPayload)
+def get_regras():
+    """Regras de transferência em vigor."""
+    return batches.rules_out()
+
+
+@blp.route(f"{R}/regras", methods=["PUT"])
+@auth_required("admin")
+@blp.arguments(RegrasPayload)
+@blp.response(200, RegrasPayload)
+@blp.alt_response(403, description="Só admin altera as regras")
+def put_regras(body):
+    """Substituir as regras (campos ausentes voltam ao padrão). Só `admin`.
+
+    Pesos inteiros 0–100 (pelo menos um maior que zero); `1 <= qtdMinima <= qtdMaxima`;
+    `periodo` em "7", "14", "30", "60", "90"; `lojasBloqueadas` são ids de lojas existentes.
+    Valem a partir do próximo lote gerado.
+    """
+    return batches.update_rules(body, current_user)
+
+
+@blp.route(f"{R}/config/cadence", methods=["GET"])
+@auth_required()
+@blp.response(200, CadencePayload)
+def get_cadence():
+    """Cadência de geração de lotes e o dia em que o próximo é devido.
+
+    `diaria` atualiza o lote da semana todo dia; `semanal` gera um por semana ISO;
+    `quinzenal` a cada duas semanas; `mensal` uma vez por mês. `flask batches run-due` obedece.
+    """
+    return batches.cadence_out()
+
+
+@blp.route(f"{R}/config/cadence", methods=["PUT"])
+@auth_required("admin")
+@blp.arguments(CadencePayload)
+@blp.response(200, CadencePayload)
+@blp.alt_response(403, description="Só admin altera a cadência")
+def put_cadence(body):
+    """Alterar a cadência (`diaria`, `semanal`, `quinzenal`, `mensal`). Só `admin`."""
+    return batches.set_cadence(body["cadence"], current_user)
+
+
+@blp.route(f"{R}/metricas/kpis-dashboard", methods=["GET"])
+@auth_required()
+@blp.response(200, KpisDashboard)
+def kpis_dashboard():
+    """Indicadores do painel: decisões em todos os lotes, o lote atual e os tamanhos em risco de ruptura."""
+    return metrics.kpis_dashboard()
+
+
+@blp.route(f"{R}/metricas/validacao", methods=["GET"])
+@auth_required()
+@blp.response(200, Validacao)
+def validacao():
+    """Como as transferências executadas venderam no destino desde a execução."""
+    return metrics.validacao()
+
+
+@blp.route(f"{R}/metricas/efetividade-semanal", methods=["GET"])
+@auth_required()
+@blp.response(200, EfetividadeSemanal)
+def efetividade_semanal():
+    """Por semana ISO (um lote cada): geradas, aprovadas, executadas, recusadas, vetadas,
+    unidades movidas e rupturas evitadas."""
+    return metrics.efetividade_semanal()
+
+
+@blp.route(f"{R}/metricas/aprendizado", methods=["GET"])
+@auth_required()
+@blp.response(200, Aprendizado)
+def aprendizado():
+    """Aceitação por rota, marca e categoria e o fator que ela aplica ao score do próximo lote."""
+    return metrics.aprendizado()
+
+
+@blp.route(f"{R}/historico", methods=["GET"])
+@auth_required()
+@blp.arguments(HistoricoQuery, location="query")
+@blp.response(200, HistoricoItem(many=True))
+def historico(query):
+    """Recomendações decididas (aprovadas, executadas, recusadas ou vetadas), decisão mais recente primeiro.
+
+    `usuario` é quem tomou a última decisão; `resultado` diz o que aconteceu depois (para executadas,
+    unidades vendidas no destino desde a execução), com os números em `resultadoDetalhe`.
+    O `gerente_loja` vê só as da sua loja.
+    """
+    return metrics.historico(current_user, query.get("status"), query["limite"])
+
+
+@blp.route("/produtos/<uuid:pid>/grade", methods=["GET"])
+@auth_required()
+@blp.arguments(GradeQuery, location="query")
+@blp.response(200, GradeMatrix)
+@blp.alt_response(404, description="Produto ou lote não encontrado")
+def produto_grade(query, pid):
+    """Grade de tamanhos do produto em todas as lojas e CDs (CDs primeiro, depois por nome).
+
+    `delta` é o movimento líquido das recomendações ativas do lote (o mais recente sem `loteId`),
+    `final = atual + delta`, `ruptura` quando `final <= 0`.
+    """
+    return grade.grade(pid, query.get("loteId"))

@@ -1,0 +1,143 @@
+"""Issues of a project and the relations between issues."""
+
+from __future__ import annotations
+
+from flask_jwt_extended import current_user
+from flask_smorest import Blueprint
+
+from blueprints.common import auth_required
+from blueprints.tracker.common import install_hooks
+from schemas.common import TrackerError
+from schemas.tracker.issues import (
+    Issue,
+    IssueCreate,
+    IssueDetail,
+    IssueListQuery,
+    IssuePage,
+    IssueWrite,
+    Relation,
+    RelationCreate,
+)
+from services.tracker import issues, relations
+
+blp = Blueprint(
+    "tracker_issues",
+    __name__,
+    url_prefix="/workspaces/<slug>/projects/<uuid:project_id>/issues",
+    description="Issues and relations",
+)
+install_hooks(blp)
+
+
+def _errors(*codes: int):
+    texts = {
+        400: "VALIDATION_ERROR, with `details` per field",
+        402: "PLAN_LIMIT_REACHED, with `resource`, `limit` and `current`",
+        403: "FORBIDDEN (viewers read only) or ORGANIZATION_SUSPENDED",
+        404: "NOT_FOUND, also for anything outside the caller's organizations",
+        409: "CONFLICT",
+    }
+
+    def decorator(func):
+        for code in codes:
+            func = blp.alt_response(code, schema=TrackerError, description=texts[code])(func)
+        return func
+
+    return decorator
+
+
+@blp.route("", methods=["POST"])
+@auth_required()
+@blp.arguments(IssueCreate)
+@blp.response(201, Issue)
+@_errors(400, 402, 403, 404)
+def create_issue(body, slug, project_id):
+    """Create an issue; only `title` is required.
+
+    Defaults: the project's first status of category `todo`, `type=task`,
+    `priority=none`. The key is `<PROJECT KEY>-<N>`, numbered per project and
+    never reused. `status_id` and `label_ids` must belong to the project,
+    `assignee_id` must be a member of the organization, `parent_id` must be
+    an issue of the same project, and `start_date` may not follow `due_date`
+    (400 with `details`). Members, admins and owners create; viewers get 403.
+    """
+    return issues.create_issue(current_user, slug, project_id, body)
+
+
+@blp.route("", methods=["GET"])
+@auth_required()
+@blp.arguments(IssueListQuery, location="query")
+@blp.response(200, IssuePage)
+@_errors(400, 403, 404)
+def list_issues(query, slug, project_id):
+    """List issues, filtered and sorted, one page at a time.
+
+    `status_id`, `priority`, `type` and `label_id` may be repeated (any of
+    the values matches; `label_id`: issues carrying any of the labels).
+    `q` searches titles, case-insensitively. `order_by` is `created_at`
+    (default), `updated_at`, `priority` (by urgency: `urgent` first when
+    descending) or `due_date` (issues without one last); `order` defaults to
+    `desc`; ties are broken by creation, newest first when descending.
+    `per_page` defaults to 50 and is clamped to 100; `total` counts every match.
+    """
+    return issues.list_issues(current_user, slug, project_id, query)
+
+
+@blp.route("/<key>", methods=["GET"])
+@auth_required()
+@blp.response(200, IssueDetail)
+@_errors(403, 404)
+def get_issue(slug, project_id, key):
+    """One issue by key, with its `relations` and `children` (sub-issues, by number)."""
+    return issues.get_issue(current_user, slug, project_id, key)
+
+
+@blp.route("/<key>", methods=["PATCH"])
+@auth_required()
+@blp.arguments(IssueWrite)
+@blp.response(200, IssueDetail)
+@_errors(400, 402, 403, 404)
+def update_issue(body, slug, project_id, key):
+    """Change any subset of the create fields; `null` clears an optional one.
+
+    `label_ids` replaces the whole set. A `parent_id` that is the issue itself
+    or one of its descendants is refused (400). Growing the text past the
+    plan's storage answers 402.
+    """
+    return issues.update_issue(current_user, slug, project_id, key, body)
+
+
+@blp.route("/<key>", methods=["DELETE"])
+@auth_required()
+@blp.response(204)
+@_errors(403, 404)
+def delete_issue(slug, project_id, key):
+    """Delete the issue and its whole sub-tree of sub-issues, with their relations."""
+    issues.delete_issue(current_user, slug, project_id, key)
+
+
+@blp.route("/<key>/relations", methods=["POST"])
+@auth_required()
+@blp.arguments(RelationCreate)
+@blp.response(201, Relation)
+@_errors(400, 403, 404, 409)
+def create_relation(body, slug, project_id, key):
+    """Relate this issue to another issue of the organization; the inverse is created too
+    (`blocks` / `is_blocked_by`, `relates_to`, `duplicates`).
+
+    409 for a relation to itself, for a second relation between the same two
+    issues (in either direction), and for a `blocks` chain that would loop.
+    Answers `{id, type, issue: {id, key, title}}`; `id` is what DELETE takes.
+    """
+    return relations.create_relation(
+        current_user, slug, project_id, key, body["type"], body["related_issue_id"]
+    )
+
+
+@blp.route("/<key>/relations/<uuid:relation_id>", methods=["DELETE"])
+@auth_required()
+@blp.response(204)
+@_errors(403, 404)
+def delete_relation(slug, project_id, key, relation_id):
+    """Delete a relation of this issue and its inverse."""
+    relations.delete_relation(current_user, slug, project_id, key, relation_id)

@@ -1,0 +1,127 @@
+"""Weekly batches of transfer recommendations and the log of every decision on them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Date,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    Uuid,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from extensions import db
+from models.base import CreatedAt, UTCDateTime, UUIDPrimaryKey, utcnow
+
+PRIORIDADES = ("alta", "media", "baixa")
+PRIORIDADE_RANK = {p: i for i, p in enumerate(PRIORIDADES)}
+STATUS_RECOMENDACAO = ("pendente", "aprovada", "executada", "recusada")
+TIPOS_ORIGEM = ("cd", "loja")
+ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar")
+
+
+class Lote(UUIDPrimaryKey, CreatedAt, db.Model):
+    """One ISO week's batch. Generating again for the week refreshes it in place."""
+
+    __tablename__ = "lotes"
+
+    semana: Mapped[str] = mapped_column(String(10), unique=True)  # "2026-W47"
+    inicio: Mapped[date] = mapped_column(Date)  # Monday of the week
+    fim: Mapped[date] = mapped_column(Date)  # Sunday of the week
+    # Business date of the latest generation (the engine's reference day).
+    data: Mapped[date] = mapped_column(Date)
+    gerado_em: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    geracoes: Mapped[int] = mapped_column(Integer, default=1)
+    criado_por_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+
+
+class Recomendacao(UUIDPrimaryKey, db.Model):
+    """Move ``quantidade`` units of one product and size from an origin to a destination store."""
+
+    __tablename__ = "recomendacoes"
+    __table_args__ = (
+        CheckConstraint("quantidade > 0", name="quantidade_positive"),
+        Index("ix_recomendacoes_lote_ordem", "lote_id", "prioridade_rank", "score", "posicao"),
+        # Only decided rows are indexed: the history reads them, a new batch adds none.
+        Index(
+            "ix_recomendacoes_decididas",
+            "ultima_acao_em",
+            postgresql_where=text("ultima_acao_em IS NOT NULL"),
+            sqlite_where=text("ultima_acao_em IS NOT NULL"),
+        ),
+    )
+
+    lote_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("lotes.id", ondelete="CASCADE"))
+    # The catalogue references carry no foreign key on purpose: a batch writes ~150 k rows in
+    # one COPY and per-row FK triggers would triple its write time. The ids come from the same
+    # transaction's read of the catalogue, and stores/products are never deleted by the API.
+    produto_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    tamanho: Mapped[str] = mapped_column(String(20))
+    cor: Mapped[str] = mapped_column(String(60))
+    origem_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    destino_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    tipo_origem: Mapped[str] = mapped_column(String(4))
+    quantidade: Mapped[int] = mapped_column(Integer)
+    estoque_destino: Mapped[int] = mapped_column(Integer)
+    venda_media_destino: Mapped[float] = mapped_column(Float)
+    estoque_origem: Mapped[int] = mapped_column(Integer)
+    venda_media_origem: Mapped[float] = mapped_column(Float)
+    distancia_km: Mapped[float] = mapped_column(Float)
+    justificativa: Mapped[str] = mapped_column(Text)
+    prioridade: Mapped[str] = mapped_column(String(5))
+    prioridade_rank: Mapped[int] = mapped_column(SmallInteger)  # 0 alta, 1 media, 2 baixa: list order
+    score: Mapped[int] = mapped_column(Integer)
+    posicao: Mapped[int] = mapped_column(Integer)  # the engine's output order, the last tie-breaker
+    dias_ate_ruptura: Mapped[int] = mapped_column(Integer)
+    em_campanha: Mapped[bool] = mapped_column(Boolean, default=False)
+    data: Mapped[date] = mapped_column(Date)  # batch date of the generation that proposed it
+    status: Mapped[str] = mapped_column(String(10), default="pendente")
+    vetado: Mapped[bool] = mapped_column(Boolean, default=False)
+    motivo_veto: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Last action that changed it; NULL means nobody has touched it (regeneration may replace it).
+    ultima_acao_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    ultima_acao_por_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    ultima_acao_por_nome: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    executada_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Business day of the execution: sales from that day on count as its result.
+    executada_data: Mapped[date | None] = mapped_column(Date, nullable=True)
+
+
+class AcaoRecomendacao(UUIDPrimaryKey, db.Model):
+    """One action that changed a recommendation: who, when, and the state it left."""
+
+    __tablename__ = "acoes_recomendacao"
+    __table_args__ = (
+        Index("ix_acoes_recomendacao_recomendacao_id", "recomendacao_id"),
+        Index("ix_acoes_recomendacao_criado_em", "criado_em"),
+    )
+
+    recomendacao_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("recomendacoes.id", ondelete="CASCADE")
+    )
+    acao: Mapped[str] = mapped_column(String(10))
+    status_anterior: Mapped[str] = mapped_column(String(10))
+    status_novo: Mapped[str] = mapped_column(String(10))
+    vetado: Mapped[bool] = mapped_column(Boolean)
+    motivo: Mapped[str | None] = mapped_column(Text, nullable=True)
+    usuario_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    # Kept as text so the history still names who acted after the account is deleted.
+    usuario_nome: Mapped[str] = mapped_column(String(200))
+    criado_em: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

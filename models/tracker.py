@@ -1,0 +1,268 @@
+"""Tracker tenancy and work items: plans, organizations, workspaces, projects, issues.
+
+Tenancy is organization -> workspace -> project -> issue. Issues carry their
+organization id as well, so plan limits and the admin figures count them
+without walking the whole hierarchy.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from extensions import db
+from models.base import CreatedAt, UTCDateTime, UUIDPrimaryKey, utcnow
+
+ROLES = ("owner", "admin", "member", "viewer")
+# Roles allowed to manage projects, statuses, labels, members and invitations.
+MANAGER_ROLES = ("owner", "admin")
+# Roles allowed to create and change issues and relations.
+WRITER_ROLES = ("owner", "admin", "member")
+
+STATUS_CATEGORIES = ("backlog", "todo", "in_progress", "done", "cancelled")
+ISSUE_TYPES = ("task", "bug", "story", "epic", "subtask")
+# Stored as a rank so that ordering by priority follows urgency, not the alphabet.
+PRIORITIES = ("none", "low", "medium", "high", "urgent")
+PRIORITY_RANK = {name: rank for rank, name in enumerate(PRIORITIES)}
+RELATION_TYPES = ("blocks", "is_blocked_by", "relates_to", "duplicates")
+INVERSE_RELATION = {
+    "blocks": "is_blocked_by",
+    "is_blocked_by": "blocks",
+    "relates_to": "relates_to",
+    "duplicates": "duplicates",
+}
+LIMIT_NAMES = ("members", "projects", "issues", "storage_bytes")
+FEATURE_NAMES = ("semantic_search", "custom_fields", "sso", "audit_log")
+
+
+class Plan(CreatedAt, db.Model):
+    """A commercial plan. Organizations copy its limits and features when it is assigned."""
+
+    __tablename__ = "plans"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    price_brl: Mapped[int] = mapped_column(Integer, default=0)
+    limits: Mapped[dict] = mapped_column(JSON)
+    features: Mapped[dict] = mapped_column(JSON)
+
+
+class Organization(UUIDPrimaryKey, CreatedAt, db.Model):
+    __tablename__ = "organizations"
+
+    name: Mapped[str] = mapped_column(String(200))
+    slug: Mapped[str] = mapped_column(String(80), unique=True)
+    plan_id: Mapped[str] = mapped_column(String(40), ForeignKey("plans.id"), index=True)
+    # Snapshot of the plan at assignment: later plan edits are not retroactive.
+    plan_limits: Mapped[dict] = mapped_column(JSON)
+    plan_features: Mapped[dict] = mapped_column(JSON)
+    suspended: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class Membership(CreatedAt, db.Model):
+    __tablename__ = "memberships"
+    __table_args__ = (CheckConstraint("role IN ('owner', 'admin', 'member', 'viewer')", name="role_valid"),)
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    role: Mapped[str] = mapped_column(String(20))
+
+    user = relationship("User")
+
+
+class Invitation(UUIDPrimaryKey, CreatedAt, db.Model):
+    """An invitation of an e-mail address to an organization, accepted by that account."""
+
+    __tablename__ = "invitations"
+    __table_args__ = (Index("ix_invitations_email", "email"),)
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    email: Mapped[str] = mapped_column(String(320))
+    role: Mapped[str] = mapped_column(String(20))
+    invited_by_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    accepted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+    organization = relationship("Organization", lazy="joined")
+
+
+class Workspace(UUIDPrimaryKey, CreatedAt, db.Model):
+    __tablename__ = "workspaces"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    # Workspaces are addressed by slug alone, so it is unique platform-wide.
+    slug: Mapped[str] = mapped_column(String(80), unique=True)
+
+    organization = relationship("Organization", lazy="joined")
+
+
+class Project(UUIDPrimaryKey, CreatedAt, db.Model):
+    __tablename__ = "projects"
+    __table_args__ = (UniqueConstraint("workspace_id", "key", name="uq_projects_workspace_id_key"),)
+
+    workspace_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("workspaces.id", ondelete="CASCADE"), index=True
+    )
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("organizations.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(String(10))
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Last issue number handed out; incremented under a row lock, never decremented.
+    issue_counter: Mapped[int] = mapped_column(Integer, default=0)
+    # Issues the project holds now: the unfiltered list's total without counting a
+    # million rows. Kept in the same statements that create and delete issues.
+    issue_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class Status(UUIDPrimaryKey, db.Model):
+    __tablename__ = "statuses"
+    __table_args__ = (
+        CheckConstraint(
+            "category IN ('backlog', 'todo', 'in_progress', 'done', 'cancelled')", name="category_valid"
+        ),
+    )
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    color: Mapped[str] = mapped_column(String(7))
+    category: Mapped[str] = mapped_column(String(20))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Label(UUIDPrimaryKey, db.Model):
+    __tablename__ = "labels"
+    __table_args__ = (UniqueConstraint("project_id", "name", name="uq_labels_project_id_name"),)
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    color: Mapped[str] = mapped_column(String(7))
+
+
+class IssueLabel(db.Model):
+    __tablename__ = "issue_labels"
+    # (label_id, issue_id): the label filter's total is counted from this index alone.
+    __table_args__ = (Index("ix_issue_labels_label_id", "label_id", "issue_id"),)
+
+    issue_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("issues.id", ondelete="CASCADE"), primary_key=True
+    )
+    label_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class Issue(UUIDPrimaryKey, CreatedAt, db.Model):
+    __tablename__ = "issues"
+    __table_args__ = (
+        UniqueConstraint("project_id", "number", name="uq_issues_project_id_number"),
+        # One index per list sort, led by the project every list is scoped to.
+        Index("ix_issues_project_created", "project_id", "created_at"),
+        Index("ix_issues_project_updated", "project_id", "updated_at"),
+        Index("ix_issues_project_priority", "project_id", "priority", "created_at"),
+        Index("ix_issues_project_due", "project_id", "due_date"),
+        # Filter indexes; their trailing columns let the list's total be counted
+        # from the index alone (index-only scans) for the common combinations.
+        Index("ix_issues_project_status", "project_id", "status_id", "priority", "created_at"),
+        Index("ix_issues_project_type", "project_id", "type", "status_id", "priority"),
+        Index("ix_issues_assignee_id", "assignee_id", "project_id", "priority", "created_at"),
+        Index("ix_issues_parent_id", "parent_id"),
+        Index("ix_issues_organization_id", "organization_id"),
+        Index("ix_issues_status_id", "status_id"),
+        # Case-insensitive substring search on titles (PostgreSQL trigram index).
+        Index(
+            "ix_issues_title_trgm",
+            "title",
+            postgresql_using="gin",
+            postgresql_ops={"title": "gin_trgm_ops"},
+        ),
+        CheckConstraint("priority BETWEEN 0 AND 4", name="priority_valid"),
+    )
+
+    project_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("projects.id", ondelete="CASCADE"))
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("organizations.id", ondelete="CASCADE")
+    )
+    number: Mapped[int] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(String(500))
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    type: Mapped[str] = mapped_column(String(20), default="task")
+    priority: Mapped[int] = mapped_column(SmallInteger, default=0)
+    status_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("statuses.id"))
+    assignee_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    parent_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("issues.id", ondelete="CASCADE"), nullable=True
+    )
+    start_date: Mapped[date | None] = mapped_column(Date, nullable=True)
+    due_date: Mapped[date | None] = mapped_column(Date, nullable=True)
+    estimate: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_by_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
+
+    project = relationship("Project", lazy="joined")
+    status = relationship("Status", lazy="joined")
+    assignee = relationship("User", foreign_keys=[assignee_id], lazy="joined")
+    created_by = relationship("User", foreign_keys=[created_by_id], lazy="joined")
+    labels = relationship("Label", secondary="issue_labels", lazy="selectin", order_by="Label.name")
+
+    @property
+    def key(self) -> str:
+        return f"{self.project.key}-{self.number}"
+
+    @property
+    def priority_name(self) -> str:
+        return PRIORITIES[self.priority]
+
+
+class IssueRelation(UUIDPrimaryKey, CreatedAt, db.Model):
+    """One direction of a relation; its inverse shares ``pair_id`` and is deleted with it."""
+
+    __tablename__ = "issue_relations"
+    __table_args__ = (
+        UniqueConstraint("issue_id", "related_issue_id", name="uq_issue_relations_issue_id_related"),
+        CheckConstraint("issue_id <> related_issue_id", name="not_self"),
+    )
+
+    issue_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("issues.id", ondelete="CASCADE"))
+    related_issue_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("issues.id", ondelete="CASCADE"), index=True
+    )
+    type: Mapped[str] = mapped_column(String(20))
+    pair_id: Mapped[uuid.UUID] = mapped_column(Uuid, index=True)
+
+    related_issue = relationship("Issue", foreign_keys=[related_issue_id], lazy="joined")

@@ -1,0 +1,1 @@
+"""Wire shapes of the tracker (snake_case); the source of its OpenAPI document."""

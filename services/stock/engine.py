@@ -1,0 +1,711 @@
+"""The transfer recommendation engine.
+
+``recommend(inputs, rules)`` turns a stock snapshot, the sales history, the
+node coordinates, the campaigns and the rules into one batch of transfers.
+It works on dense numpy arrays only (no database, no ids) and is
+deterministic: the same inputs give the same batch, in the same order.
+
+The model, in four steps (``docs/engine.md`` has the full write-up):
+
+1. **Demand.** Each store x item cell gets a daily rate that shrinks its own
+   observed rate toward a pooled estimate (store level x product level x the
+   network's size curve), with Poisson-Gamma empirical-Bayes weights fitted
+   on the whole snapshot. A shrunk product- and store-level trend from the
+   last 7 days scales the rates; a campaign at a store may only raise them.
+2. **Unit economics.** Over the horizon H the demand of a cell is Poisson
+   with mean mu = rate x H. The (s+1)-th unit at a destination holding s
+   sells with probability P(D >= s+1); the j-th unit taken from an origin
+   holding s loses P(D >= s-j+1). Per item, the best destination units are
+   matched with the cheapest origin units (both sorted in bulk for all items
+   at once) while the net gain of a unit is at least ``MIN_UNIT_GAIN``. That
+   is the exact optimum of the per-item transportation problem without route
+   costs, because gains are decreasing and losses increasing. The first
+   ``qtd_minima`` units of a destination are valued at their average, so a
+   shipment is worth it only when its minimum lot is.
+3. **Routing.** Each destination of an item receives its quantity from one
+   origin, chosen in rounds vectorised over items (the most urgent
+   destination of every item first): an origin that can send everything
+   beats one that cannot, a CD beats a store when ``priorizar_cd`` is set,
+   then the nearest wins.
+4. **Scoring.** A 0-100 score from the weighted distance, turnover and stock
+   components, multiplied by the learning factors; a priority from the days
+   to stock-out; a Portuguese justification quoting the figures.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from scipy.special import gammaln, pdtr, pdtrc
+
+from services.stock.engine_contract import EngineInput, EngineOutput, EngineRules
+
+# A unit is moved only when it adds at least this many expected units sold
+# over the horizon, net of what the origin loses.
+MIN_UNIT_GAIN = 0.25
+# A minimum lot (qtd_minima units to one destination) ships when its units
+# add, on average, at least this much.
+MIN_LOT_GAIN = 0.2
+# An origin keeps its expected horizon demand plus this many standard
+# deviations (Poisson: sqrt of the mean), whichever of the estimated and the
+# observed rate is higher.
+SAFETY_STD = 1.0
+# Origins considered per item when routing (CDs first, then by free stock).
+MAX_ORIGINS_PER_ITEM = 32
+# Days of the "recent" window carried by ``sales_recent``.
+RECENT_DAYS = 7
+# Pseudo-units that pull a trend ratio toward 1 (no trend).
+TREND_PRIOR_UNITS = 10.0
+TREND_BOUNDS = (0.5, 2.0)
+CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
+# Shape bounds of the empirical-Bayes Gamma priors.
+SHAPE_BOUNDS = (0.5, 1000.0)
+# Distance at which the distance component of the score is one half.
+DISTANCE_HALF_KM = 100.0
+# Priorities from the destination's days to stock-out.
+ALTA_MAX_DAYS = 7
+DAYS_CAP = 999
+EARTH_RADIUS_KM = 6371.0088
+
+PRIORITIES = np.array(["alta", "media", "baixa"])
+
+
+# --------------------------------------------------------------------------
+# Poisson helpers (vectorised)
+
+
+def prob_at_least(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """P(D >= x) for D ~ Poisson(mu), elementwise; 1 when x <= 0, 0 when mu = 0 < x."""
+    x, mu = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(mu, dtype=np.float64))
+    out = (x <= 0).astype(np.float64)
+    # the incomplete gamma function is the costly part: only where the answer is not trivial
+    live = (x > 0) & (mu > 0)
+    out[live] = pdtrc(x[live] - 1.0, mu[live])
+    return out
+
+
+def poisson_pmf(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """P(D = x) for D ~ Poisson(mu), elementwise (x >= 0)."""
+    x = np.asarray(x, dtype=np.float64)
+    mu = np.asarray(mu, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_p = x * np.log(mu) - mu - gammaln(x + 1.0)
+    return np.where(mu > 0, np.exp(log_p), (x == 0).astype(np.float64))
+
+
+def expected_sales(stock: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """E[min(D, s)] for D ~ Poisson(mu) and s units on hand, elementwise.
+
+    Uses sum_{d<s} d p(d) = mu P(D <= s-2), so E = mu P(D <= s-2) + s P(D >= s).
+    """
+    s = np.maximum(np.asarray(stock, dtype=np.float64), 0.0)
+    mu = np.asarray(mu, dtype=np.float64)
+    below = np.where(s >= 2, pdtr(np.maximum(s - 2.0, 0.0), mu), 0.0)
+    return mu * below + s * prob_at_least(s, mu)
+
+
+def haversine_km(lat1, lng1, lat2, lng2) -> np.ndarray:
+    """Great-circle distance in km; nan where a coordinate is unknown."""
+    p1, p2 = np.radians(lat1), np.radians(lat2)
+    dp = p2 - p1
+    dl = np.radians(lng2) - np.radians(lng1)
+    a = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+
+
+def distance_matrix(inputs: EngineInput) -> np.ndarray:
+    """(N, N) haversine distances between nodes, nan when unknown."""
+    lat = np.asarray(inputs.node_lat, dtype=np.float64)
+    lng = np.asarray(inputs.node_lng, dtype=np.float64)
+    return haversine_km(lat[:, None], lng[:, None], lat[None, :], lng[None, :])
+
+
+# --------------------------------------------------------------------------
+# Demand estimation
+
+
+def _product_matrix(inputs: EngineInput) -> sparse.csr_matrix:
+    """(K, P) indicator of each item's product."""
+    k = inputs.item_product.shape[0]
+    p = inputs.product_blocked.shape[0]
+    return sparse.csr_matrix(
+        (np.ones(k), (np.arange(k), np.asarray(inputs.item_product, dtype=np.int64))), shape=(k, p)
+    )
+
+
+def _gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
+    """Method-of-moments shape of a Gamma(a, a) multiplier on Poisson means.
+
+    For T ~ Poisson(E * g) with E[g] = 1, Var[g] = 1/a:
+    E[(T - E)^2 - T] = E^2 / a.
+    """
+    mask = expected > 0
+    den = float(np.sum(expected[mask] ** 2))
+    if den <= 0:
+        return SHAPE_BOUNDS[1]
+    num = float(np.sum((observed[mask] - expected[mask]) ** 2 - observed[mask]))
+    if num <= 0:
+        return SHAPE_BOUNDS[1]
+    return float(np.clip(den / num, *SHAPE_BOUNDS))
+
+
+def _trend(recent: np.ndarray, total: np.ndarray, days: int, bounds: tuple[float, float]) -> np.ndarray:
+    """Shrunk ratio of the recent daily rate to the window's daily rate."""
+    expected_recent = total * (RECENT_DAYS / days)
+    ratio = (recent + TREND_PRIOR_UNITS) / (expected_recent + TREND_PRIOR_UNITS)
+    return np.clip(ratio, *bounds)
+
+
+def estimate_daily_demand(inputs: EngineInput) -> np.ndarray:
+    """(N, K) expected units sold per day at each cell (0 at CDs).
+
+    Two Poisson-Gamma shrinkage levels: the store x product total toward
+    store level x product level, then the cell toward that total times the
+    product's network size share; both prior shapes are fitted by the method
+    of moments on the snapshot itself.
+    """
+    n_nodes, n_items = inputs.stock.shape
+    days = max(int(inputs.history_days), 1)
+    is_store = ~np.asarray(inputs.node_is_cd, dtype=bool)
+    x = np.asarray(inputs.sales, dtype=np.float64) * is_store[:, None]
+    if n_nodes == 0 or n_items == 0 or x.sum() <= 0:
+        return np.zeros((n_nodes, n_items))
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    a_mat = _product_matrix(inputs)
+
+    # Store x product totals, shrunk toward the independence model.
+    t_np = np.asarray((a_mat.T @ x.T).T)
+    store_tot = t_np.sum(axis=1)
+    prod_tot = t_np.sum(axis=0)
+    grand = store_tot.sum()
+    e_np = np.outer(store_tot, prod_tot) / grand
+    shape_np = _gamma_shape(t_np, e_np)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam_np = np.where(e_np > 0, (t_np + shape_np) * e_np / (e_np + shape_np), 0.0)
+
+    # Network size curve of each product, lightly smoothed.
+    sizes_per_product = np.bincount(item_product, minlength=prod_tot.shape[0])
+    item_tot = x.sum(axis=0)
+    share = (item_tot + 0.5) / (prod_tot[item_product] + 0.5 * sizes_per_product[item_product])
+
+    # Cells, shrunk toward store x product total times size share.
+    m = lam_np[:, item_product] * share[None, :]
+    shape_cell = _gamma_shape(x, m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = np.where(m > 0, (x + shape_cell) * m / (m + shape_cell), 0.0)
+    rate = lam / days
+
+    recent = np.asarray(inputs.sales_recent, dtype=np.float64) * is_store[:, None]
+    if days > RECENT_DAYS:
+        r_np = np.asarray((a_mat.T @ recent.T).T)
+        product_trend = _trend(r_np.sum(axis=0), prod_tot, days, TREND_BOUNDS)
+        store_trend = _trend(r_np.sum(axis=1), store_tot, days, TREND_BOUNDS)
+        factor = store_trend[:, None] * product_trend[None, :]
+        campaign = np.asarray(inputs.campaign, dtype=bool)
+        if campaign.any():
+            # A campaign at a store may only raise what the trends say.
+            lift = _trend(r_np, t_np * factor, days, CAMPAIGN_LIFT_BOUNDS)
+            factor = np.where(campaign, factor * lift, factor)
+        rate = rate * factor[:, item_product]
+    return rate * is_store[:, None]
+
+
+# --------------------------------------------------------------------------
+# Planning
+
+
+def _group_starts(sorted_keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.bincount(sorted_keys, minlength=size)
+    starts = np.cumsum(counts) - counts
+    return counts, starts
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For groups of the given sizes: the group index and 1-based position of each unit."""
+    counts = np.asarray(counts, dtype=np.int64)
+    owner = np.repeat(np.arange(counts.shape[0]), counts)
+    starts = np.cumsum(counts) - counts
+    pos = np.arange(owner.shape[0]) - starts[owner] + 1
+    return owner, pos
+
+
+class _Plan:
+    """Routes chosen by the planner, in the order they were assigned."""
+
+    def __init__(self, origin, dest, item, quantity, urgency):
+        self.origin = origin
+        self.dest = dest
+        self.item = item
+        self.quantity = quantity
+        self.urgency = urgency
+
+
+def _observed_product_sales(inputs: EngineInput) -> np.ndarray:
+    x = np.asarray(inputs.sales, dtype=np.float64)
+    return np.asarray((_product_matrix(inputs).T @ x.T).T)
+
+
+def origin_need(mu: np.ndarray, observed_mu: np.ndarray, is_cd: np.ndarray) -> np.ndarray:
+    """Units an origin keeps for itself: ceil(m + SAFETY_STD * sqrt(m)), m = max(estimated, observed)."""
+    m = np.maximum(mu, observed_mu)
+    need = np.ceil(m + SAFETY_STD * np.sqrt(m) - 1e-9)
+    need[np.asarray(is_cd, dtype=bool)] = 0
+    return need.astype(np.int64)
+
+
+def eligibility(inputs: EngineInput, rules: EngineRules, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dest_ok, avail): which cells may receive, and how many units each cell may give."""
+    days = max(int(inputs.history_days), 1)
+    horizon = rules.horizon_days
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
+    node_ok = ~np.asarray(inputs.node_blocked, dtype=bool)
+    item_ok = ~np.asarray(inputs.product_blocked, dtype=bool)[item_product]
+    sold = _observed_product_sales(inputs) > 0
+    dest_ok = (node_ok & ~is_cd)[:, None] & item_ok[None, :] & sold[:, item_product]
+
+    stock = np.asarray(inputs.stock, dtype=np.int64)
+    observed_mu = np.asarray(inputs.sales, dtype=np.float64) / days * horizon
+    avail = np.maximum(stock - origin_need(mu, observed_mu, is_cd), 0)
+    avail[~node_ok, :] = 0
+    avail[:, ~item_ok] = 0
+    if rules.bloqueio_campanha:
+        avail[np.asarray(inputs.campaign, dtype=bool)[:, item_product]] = 0
+    return dest_ok, avail
+
+
+def _plan(
+    inputs: EngineInput,
+    rules: EngineRules,
+    rate: np.ndarray,
+    min_gain: float,
+    lot_gain: float,
+    unit_budget: int | None,
+    dist: np.ndarray,
+) -> _Plan:
+    n_nodes, n_items = inputs.stock.shape
+    qmin = max(int(rules.qtd_minima), 1)
+    qmax = int(rules.qtd_maxima)
+    empty = np.zeros(0, dtype=np.int64)
+    if qmax < qmin or n_nodes == 0 or n_items == 0:
+        return _Plan(empty, empty, empty, empty, np.zeros(0))
+    stock = np.asarray(inputs.stock, dtype=np.int64)
+    mu = np.asarray(rate, dtype=np.float64) * rules.horizon_days
+    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
+    dest_ok, avail = eligibility(inputs, rules, mu)
+
+    # ---- destination units: (cell, value), first qmin units valued at their mean
+    first_gain = np.zeros(mu.shape)
+    first_gain[dest_ok] = prob_at_least(stock[dest_ok] + 1, mu[dest_ok])
+    dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
+    avail[dest_cand] = 0  # a node never gives an item it receives: no circles
+    dk, dn = (a.astype(np.int32) for a in np.nonzero(dest_cand.T))  # ordered by item, then node
+    del dest_cand
+    if dk.shape[0] == 0:
+        return _Plan(empty, empty, empty, empty, np.zeros(0))
+    ds = stock[dn, dk].astype(np.float64)
+    dmu = mu[dn, dk]
+    # P(D >= s + j) for j = 1, 2, ... by the recursion P(D >= x + 1) = P(D >= x) - p(x),
+    # p(x + 1) = p(x) mu / (x + 1): one special-function call per cell, not per unit.
+    tail = first_gain[dn, dk]
+    pmf = poisson_pmf(ds + 1, dmu)
+    block = np.zeros(dk.shape[0])
+    for j in range(1, qmin + 1):
+        block += tail
+        tail = np.maximum(tail - pmf, 0.0)
+        pmf = pmf * dmu / (ds + j + 1)
+    block /= qmin
+    # A minimum lot passes when its average reaches lot_gain: its units get a
+    # bonus that brings that bar to min_gain, the bar of the units beyond it.
+    bonus = max(min_gain - lot_gain, 0.0)
+    unit_cell = [np.repeat(np.arange(dk.shape[0], dtype=np.int32), qmin)]
+    unit_value = [np.repeat(block + bonus, qmin)]
+    active = np.arange(dk.shape[0], dtype=np.int32)
+    for j in range(qmin + 1, qmax + 1):
+        keep = tail >= min_gain  # tail is P(D >= s + j) here
+        active, tail, pmf = active[keep], tail[keep], pmf[keep]
+        if active.shape[0] == 0:
+            break
+        unit_cell.append(active)
+        unit_value.append(tail)
+        tail = np.maximum(tail - pmf, 0.0)
+        pmf = pmf * dmu[active] / (ds[active] + j + 1)
+    u_cell = np.concatenate(unit_cell)
+    u_value = np.concatenate(unit_value)
+    # order: item, then value descending; ties keep the (deterministic) construction order.
+    # Values lie in [0, 2), so one float key item * 4 + (2 - value) sorts both at once.
+    order = np.argsort(dk[u_cell] * 4.0 + (2.0 - u_value), kind="stable")
+    u_cell, u_value = u_cell[order], u_value[order]
+    del order, unit_cell, unit_value
+    u_item = dk[u_cell]
+    d_count, d_start = _group_starts(u_item, n_items)
+    rank = (np.arange(u_item.shape[0]) - d_start[u_item]).astype(np.int32)
+
+    # ---- origin units: (item, loss), at most as many per origin as the item's destination units.
+    # Units that lose nothing (CDs, stores with no expected demand) are only counted: they
+    # come first in every item's list, and expanding them unit by unit would dominate memory.
+    orig_cand = avail >= qmin
+    ok_, on = np.nonzero(orig_cand.T)
+    o_units = np.minimum(avail[on, ok_], d_count[ok_])
+    o_mu = mu[on, ok_]
+    free = o_mu <= 0
+    z_count = np.bincount(ok_[free], weights=o_units[free], minlength=n_items).astype(np.int64)
+    lossy = np.nonzero(~free)[0]
+    owner, pos = _expand(o_units[lossy])
+    l_item = ok_[lossy][owner]
+    l_loss = prob_at_least(stock[on[lossy], ok_[lossy]][owner] - pos + 1, o_mu[lossy][owner])
+    l_order = np.argsort(l_item * 2.0 + l_loss, kind="stable")
+    l_item, l_loss = l_item[l_order], l_loss[l_order]
+    o_count, o_start = _group_starts(l_item, n_items)
+
+    # ---- match the i-th best destination unit with the i-th cheapest origin unit
+    paired = rank < z_count[u_item] + o_count[u_item]
+    loss = np.where(paired, 0.0, np.inf)
+    lossy_rank = paired & (rank >= z_count[u_item])
+    loss[lossy_rank] = l_loss[o_start[u_item[lossy_rank]] + rank[lossy_rank] - z_count[u_item[lossy_rank]]]
+    net = u_value - loss
+    del loss, lossy_rank, rank, u_value
+    chosen = paired & (net >= min_gain)
+    if unit_budget is not None:
+        idx = np.nonzero(chosen)[0]
+        if idx.shape[0] > unit_budget:
+            best = idx[np.argsort(-net[idx], kind="stable")[: max(int(unit_budget), 0)]]
+            chosen = np.zeros_like(chosen)
+            chosen[best] = True
+    q_cell = np.bincount(u_cell[chosen], minlength=dk.shape[0])
+    # a partly chosen minimum lot is completed: its average was worth it
+    q_cell = np.where((q_cell > 0) & (q_cell < qmin), qmin, q_cell)
+
+    # ---- routing: one origin per destination, rounds over each item's destinations
+    d_sel = np.nonzero(q_cell > 0)[0]
+    if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
+        return _Plan(empty, empty, empty, empty, np.zeros(0))
+    d_item, d_node, d_q, d_urg = dk[d_sel], dn[d_sel], q_cell[d_sel], block[d_sel]
+    d_order = np.lexsort((d_node, -d_urg, d_item))
+    d_item, d_node, d_q, d_urg = d_item[d_order], d_node[d_order], d_q[d_order], d_urg[d_order]
+    _, ds_start = _group_starts(d_item, n_items)
+    d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
+
+    o_avail = avail[on, ok_]
+    o_order = np.lexsort((on, -o_avail, ~is_cd[on], ok_))
+    o_item, o_node, o_avail = ok_[o_order], on[o_order], o_avail[o_order]
+    _, os_start = _group_starts(o_item, n_items)
+    o_rank = np.arange(o_item.shape[0]) - os_start[o_item]
+    keep = o_rank < MAX_ORIGINS_PER_ITEM
+    o_item, o_node, o_avail, o_rank = o_item[keep], o_node[keep], o_avail[keep], o_rank[keep]
+    items_with_origins = np.unique(o_item)
+    row_of_item = np.full(n_items, -1, dtype=np.int64)
+    row_of_item[items_with_origins] = np.arange(items_with_origins.shape[0])
+    width = int(o_rank.max()) + 1
+    cand_node = np.full((items_with_origins.shape[0], width), -1, dtype=np.int64)
+    cand_rem = np.zeros((items_with_origins.shape[0], width), dtype=np.int64)
+    cand_node[row_of_item[o_item], o_rank] = o_node
+    cand_rem[row_of_item[o_item], o_rank] = o_avail
+
+    # ranking key of an origin: can it send everything, CD preference, distance
+    dist_key = np.where(np.isnan(dist), 5.0e4, dist)
+    store_penalty = np.where(is_cd, 0.0, 1.0e6 if rules.priorizar_cd else 0.0)
+
+    by_round = np.argsort(d_rank, kind="stable")
+    bounds = np.searchsorted(d_rank[by_round], np.arange(int(d_rank.max()) + 2))
+    out_o, out_d, out_k, out_q, out_u = [], [], [], [], []
+    for r in range(bounds.shape[0] - 1):
+        sel = by_round[bounds[r] : bounds[r + 1]]
+        rows = row_of_item[d_item[sel]]
+        has = rows >= 0
+        sel, rows = sel[has], rows[has]
+        if sel.shape[0] == 0:
+            continue
+        nodes = cand_node[rows]
+        rem = cand_rem[rows]
+        dnode = d_node[sel]
+        q = d_q[sel]
+        safe_nodes = np.maximum(nodes, 0)
+        valid = (nodes >= 0) & (rem >= qmin) & (nodes != dnode[:, None])
+        key = (
+            np.where(rem >= q[:, None], 0.0, 1.0e9)
+            + store_penalty[safe_nodes]
+            + dist_key[safe_nodes, dnode[:, None]]
+        )
+        key = np.where(valid, key, np.inf)
+        best = np.argmin(key, axis=1)
+        lines = np.arange(sel.shape[0])
+        ok = np.isfinite(key[lines, best])
+        if not ok.any():
+            continue
+        sel, rows, best, lines = sel[ok], rows[ok], best[ok], lines[ok]
+        send = np.minimum(q[ok], rem[lines, best])
+        cand_rem[rows, best] -= send
+        out_o.append(nodes[lines, best])
+        out_d.append(d_node[sel])
+        out_k.append(d_item[sel])
+        out_q.append(send)
+        out_u.append(d_urg[sel])
+    if not out_o:
+        return _Plan(empty, empty, empty, empty, np.zeros(0))
+    return _Plan(
+        np.concatenate(out_o),
+        np.concatenate(out_d),
+        np.concatenate(out_k),
+        np.concatenate(out_q),
+        np.concatenate(out_u),
+    )
+
+
+# --------------------------------------------------------------------------
+# Output
+
+
+def _num(values: np.ndarray, decimals: int = 2) -> list[str]:
+    """Brazilian number format (decimal comma, half up) of each value.
+
+    Rounded values repeat a lot across a batch, so each distinct one is
+    formatted once.
+    """
+    scale = 10**decimals
+    ticks = np.floor(np.asarray(values, dtype=np.float64) * scale + 0.5).astype(np.int64)
+    distinct, inverse = np.unique(ticks, return_inverse=True)
+    text = np.array([f"{t / scale:.{decimals}f}".replace(".", ",") for t in distinct.tolist()], dtype=object)
+    return text[inverse].tolist()
+
+
+def _justifications(
+    *,
+    q: np.ndarray,
+    dest_stock: np.ndarray,
+    dest_obs: np.ndarray,
+    dest_est: np.ndarray,
+    days: np.ndarray,
+    origin_is_cd: np.ndarray,
+    origin_stock: np.ndarray,
+    origin_obs: np.ndarray,
+    origin_left: np.ndarray,
+    origin_need: np.ndarray,
+    gain: np.ndarray,
+    loss: np.ndarray,
+    distance: np.ndarray,
+    campaign_dest: np.ndarray,
+    campaign_origin: np.ndarray,
+    history_days: int,
+    horizon: int,
+) -> list[str]:
+    """Portuguese justification of each recommendation, quoting checkable figures.
+
+    Each numeric column is formatted once, then one f-string per line: a
+    batch may hold hundreds of thousands of recommendations.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cover = np.floor(origin_stock / np.where(origin_obs > 0, origin_obs, 1.0))
+    campaign_text = {
+        (True, True): " Produto em campanha na origem e no destino.",
+        (True, False): " Produto em campanha no destino.",
+        (False, True): " Produto em campanha na origem.",
+        (False, False): "",
+    }
+    lines = []
+    for qi, ds, dob, des, dy, cd, os_, oob, sold, cov, left, need, g, lo, dist, cdst, corg in zip(
+        q.tolist(),
+        dest_stock.tolist(),
+        _num(dest_obs),
+        _num(dest_est),
+        days.tolist(),
+        origin_is_cd.tolist(),
+        origin_stock.tolist(),
+        _num(origin_obs),
+        (origin_obs > 0).tolist(),
+        cover.tolist(),
+        origin_left.tolist(),
+        origin_need.tolist(),
+        _num(gain, 1),
+        loss.tolist(),
+        distance.tolist(),
+        campaign_dest.tolist(),
+        campaign_origin.tolist(),
+        strict=True,
+    ):
+        if ds == 0:
+            ruptura = "já em ruptura"
+        elif dy >= DAYS_CAP:
+            ruptura = "sem ruptura prevista"
+        else:
+            ruptura = f"ruptura em {dy} dias"
+        if cd:
+            origin = f"Origem CD com {os_} un.; fica com {left} un. após os envios deste lote."
+        else:
+            cover_text = f"{cov:.0f} dias de cobertura" if sold else "sem vendas no período"
+            origin = (
+                f"Origem loja com {os_} un. e venda média de {oob}/dia ({cover_text}); "
+                f"fica com {left} un. após os envios deste lote, o que cobre sua necessidade de "
+                f"{horizon} dias com margem de segurança ({need} un.)."
+            )
+        loss_text = (
+            f" A origem deixa de vender cerca de {lo:.1f} un.".replace(".", ",", 1) if lo >= 0.05 else ""
+        )
+        dist_text = f"Distância {dist:.0f} km." if dist == dist else "Distância desconhecida."
+        lines.append(
+            f"Destino com {ds} un. e venda média de {dob}/dia nos últimos {history_days} dias "
+            f"(demanda estimada {des}/dia; {ruptura}). {origin} Enviar {qi} un. deve vender cerca de "
+            f"{g} un. a mais no destino em {horizon} dias.{loss_text} {dist_text}"
+            f"{campaign_text[(cdst, corg)]}"
+        )
+    return lines
+
+
+def _empty_output() -> EngineOutput:
+    i32 = np.zeros(0, dtype=np.int32)
+    f64 = np.zeros(0, dtype=np.float64)
+    return EngineOutput(
+        origin=i32,
+        dest=i32.copy(),
+        item=i32.copy(),
+        quantity=i32.copy(),
+        score=i32.copy(),
+        priority=np.zeros(0, dtype="<U5"),
+        days_to_stockout=i32.copy(),
+        origin_stock=i32.copy(),
+        dest_stock=i32.copy(),
+        origin_daily_sales=f64,
+        dest_daily_sales=f64.copy(),
+        distance_km=f64.copy(),
+        in_campaign=np.zeros(0, dtype=bool),
+        justification=[],
+    )
+
+
+def _factor(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Learning factor per code, 1.0 for a code the array does not cover."""
+    values = np.asarray(values, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.int64)
+    inside = (codes >= 0) & (codes < values.shape[0])
+    out = np.ones(codes.shape[0])
+    out[inside] = values[codes[inside]]
+    return np.clip(np.nan_to_num(out, nan=1.0), 0.0, 1.0)
+
+
+def score_components(
+    distance: np.ndarray, gain_per_unit: np.ndarray, days_to_stockout: np.ndarray, horizon: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distance, turnover and stock components of the score, each in [0, 1]."""
+    s_dist = np.where(np.isfinite(distance), 1.0 / (1.0 + np.nan_to_num(distance) / DISTANCE_HALF_KM), 0.5)
+    s_giro = np.clip(gain_per_unit, 0.0, 1.0)
+    s_stock = np.clip(1.0 - days_to_stockout / (2.0 * horizon), 0.0, 1.0)
+    return s_dist, s_giro, s_stock
+
+
+def recommend(
+    inputs: EngineInput,
+    rules: EngineRules,
+    *,
+    daily_rate: np.ndarray | None = None,
+    unit_budget: int | None = None,
+    min_unit_gain: float = MIN_UNIT_GAIN,
+    min_lot_gain: float = MIN_LOT_GAIN,
+) -> EngineOutput:
+    """One batch of transfer recommendations for the snapshot in ``inputs``.
+
+    ``daily_rate`` replaces the demand estimate (the simulator's oracle passes
+    the true rates), ``unit_budget`` caps the units moved (the best units of
+    the whole network are kept) and ``min_unit_gain`` is the net expected
+    gain a moved unit must bring.
+    """
+    n_nodes, n_items = np.asarray(inputs.stock).shape
+    if n_nodes == 0 or n_items == 0:
+        return _empty_output()
+    horizon = int(rules.horizon_days)
+    history = max(int(inputs.history_days), 1)
+    rate = estimate_daily_demand(inputs) if daily_rate is None else np.asarray(daily_rate, dtype=np.float64)
+    dist = distance_matrix(inputs)
+    plan = _plan(inputs, rules, rate, float(min_unit_gain), float(min_lot_gain), unit_budget, dist)
+    if plan.origin.shape[0] == 0:
+        return _empty_output()
+
+    o, d, k, q = plan.origin, plan.dest, plan.item, plan.quantity
+    stock = np.asarray(inputs.stock, dtype=np.int64)
+    sales = np.asarray(inputs.sales, dtype=np.float64)
+    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    mu = rate * horizon
+    o_stock, d_stock = stock[o, k], stock[d, k]
+    o_obs = np.where(is_cd[o], 0.0, sales[o, k] / history)
+    d_obs = sales[d, k] / history
+    d_est = rate[d, k]
+
+    # expected units gained at the destination and lost at the origin; an
+    # origin serving several destinations of one item loses cumulatively
+    gain = expected_sales(d_stock + q, mu[d, k]) - expected_sales(d_stock, mu[d, k])
+    seq = np.lexsort((np.arange(o.shape[0]), k, o))
+    key_ok = o[seq] * n_items + k[seq]
+    cum = np.cumsum(q[seq])
+    group_first = np.r_[True, key_ok[1:] != key_ok[:-1]]
+    base = np.maximum.accumulate(np.where(group_first, cum - q[seq], 0))
+    sent_before = np.empty_like(q)
+    sent_before[seq] = cum - q[seq] - base
+    o_mu = mu[o, k]
+    loss = expected_sales(o_stock - sent_before, o_mu) - expected_sales(o_stock - sent_before - q, o_mu)
+    net = gain - loss
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        days_f = np.where(d_est > 0, np.floor(d_stock / d_est), DAYS_CAP)
+    days = np.minimum(days_f, DAYS_CAP).astype(np.int64)
+    prio_rank = np.where(days <= ALTA_MAX_DAYS, 0, np.where(days <= horizon, 1, 2))
+
+    distance = dist[o, d]
+    s_dist, s_giro, s_stock = score_components(distance, net / q, days, horizon)
+    weights = np.array([rules.peso_distancia, rules.peso_giro, rules.peso_estoque], dtype=np.float64)
+    weights = np.clip(weights, 0.0, None)
+    weights = weights / weights.sum() if weights.sum() > 0 else np.full(3, 1.0 / 3.0)
+    blend = weights[0] * s_dist + weights[1] * s_giro + weights[2] * s_stock
+    product = item_product[k]
+    factor = (
+        np.clip(np.nan_to_num(np.asarray(inputs.route_factor, dtype=np.float64)[o, d], nan=1.0), 0.0, 1.0)
+        * _factor(inputs.brand_factor, np.asarray(inputs.product_brand)[product])
+        * _factor(inputs.category_factor, np.asarray(inputs.product_category)[product])
+    )
+    score = np.clip(np.floor(100.0 * blend * factor + 0.5), 0, 100).astype(np.int64)
+
+    campaign = np.asarray(inputs.campaign, dtype=bool)
+    camp_o, camp_d = campaign[o, product], campaign[d, product]
+    observed_mu = sales[o, k] / history * horizon
+    need = origin_need(mu[o, k], observed_mu, is_cd[o])
+
+    order = np.lexsort((o, k, d, -score, prio_rank))
+    o, d, k, q = o[order], d[order], k[order], q[order]
+    sent_total = np.zeros(o.shape[0], dtype=np.int64)
+    pair = o * n_items + k
+    uniq, inverse = np.unique(pair, return_inverse=True)
+    sent_total = np.bincount(inverse, weights=q, minlength=uniq.shape[0]).astype(np.int64)[inverse]
+    justification = _justifications(
+        q=q,
+        dest_stock=d_stock[order],
+        dest_obs=d_obs[order],
+        dest_est=d_est[order],
+        days=days[order],
+        origin_is_cd=is_cd[o],
+        origin_stock=o_stock[order],
+        origin_obs=o_obs[order],
+        origin_left=o_stock[order] - sent_total,
+        origin_need=need[order],
+        gain=gain[order],
+        loss=loss[order],
+        distance=distance[order],
+        campaign_dest=camp_d[order],
+        campaign_origin=camp_o[order],
+        history_days=history,
+        horizon=horizon,
+    )
+    return EngineOutput(
+        origin=o.astype(np.int32),
+        dest=d.astype(np.int32),
+        item=k.astype(np.int32),
+        quantity=q.astype(np.int32),
+        score=score[order].astype(np.int32),
+        priority=PRIORITIES[prio_rank[order]],
+        days_to_stockout=days[order].astype(np.int32),
+        origin_stock=o_stock[order].astype(np.int32),
+        dest_stock=d_stock[order].astype(np.int32),
+        origin_daily_sales=o_obs[order].astype(np.float64),
+        dest_daily_sales=d_obs[order].astype(np.float64),
+        distance_km=np.nan_to_num(distance[order], nan=0.0).astype(np.float64),
+        in_campaign=(camp_o | camp_d)[order],
+        justification=justification,
+    )

@@ -1,0 +1,160 @@
+"""Learning from past decisions: refusals and vetoes lower the score of similar recommendations.
+
+For each route (origin → destination), brand and category, the recommendations
+decided in the last ``WINDOW_DAYS`` days are counted as accepted (``aprovada`` or
+``executada``, not vetoed) or rejected (``recusada`` or vetoed). The score
+multiplier of the group is
+
+    fator = 1 − MAX_PENALTY × rejeitadas / (decididas + PRIOR)
+
+so one refusal alone costs ~17 %, a long record of refusals approaches
+``MAX_PENALTY`` (50 %), and acceptances dilute the penalty. ``PRIOR`` keeps a
+single decision from swinging the score. The engine multiplies the three factors
+of a recommendation into its score; ``/metricas/aprendizado`` shows the same numbers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+from sqlalchemy import case, false, func, or_, select, true
+
+from extensions import db
+from models.remanejamento import Recomendacao
+from models.stock import Loja, Produto
+
+WINDOW_DAYS = 182
+PRIOR = 2.0
+MAX_PENALTY = 0.5
+METHOD = (
+    f"fator = 1 − {MAX_PENALTY} × rejeitadas / (decididas + {PRIOR:g}), over the decisions of the last "
+    f"{WINDOW_DAYS} days; rejeitadas = recusadas + vetadas, aceitas = aprovadas + executadas. "
+    "The engine multiplies the route, brand and category factors into the score."
+)
+
+
+def factor(decididas: int, rejeitadas: int) -> float:
+    return 1.0 - MAX_PENALTY * rejeitadas / (decididas + PRIOR)
+
+
+@dataclass
+class Group:
+    key: tuple
+    aceitas: int
+    rejeitadas: int
+
+    @property
+    def decididas(self) -> int:
+        return self.aceitas + self.rejeitadas
+
+    @property
+    def fator(self) -> float:
+        return factor(self.decididas, self.rejeitadas)
+
+
+@dataclass
+class Stats:
+    rotas: list[Group]  # key (origem_id, destino_id)
+    marcas: list[Group]  # key (marca,)
+    categorias: list[Group]  # key (categoria,)
+
+
+def _counts(group_by: list, since: date) -> list[Group]:
+    rejected = or_(Recomendacao.vetado == true(), Recomendacao.status == "recusada")
+    accepted = (Recomendacao.vetado == false()) & Recomendacao.status.in_(("aprovada", "executada"))
+    stmt = (
+        select(
+            *group_by,
+            func.sum(case((accepted, 1), else_=0)),
+            func.sum(case((rejected, 1), else_=0)),
+        )
+        .join(Produto, Produto.id == Recomendacao.produto_id)
+        .where(Recomendacao.data >= since, or_(accepted, rejected))
+        .group_by(*group_by)
+    )
+    out = []
+    for row in db.session.execute(stmt):
+        *key, aceitas, rejeitadas = row
+        out.append(Group(tuple(key), int(aceitas or 0), int(rejeitadas or 0)))
+    return out
+
+
+def decision_stats(on: date) -> Stats:
+    """Accepted and rejected counts per route, brand and category before ``on``."""
+    since = on - timedelta(days=WINDOW_DAYS)
+    return Stats(
+        rotas=_counts([Recomendacao.origem_id, Recomendacao.destino_id], since),
+        marcas=_counts([Produto.marca], since),
+        categorias=_counts([Produto.categoria], since),
+    )
+
+
+def engine_factors(
+    on: date,
+    node_index: dict[uuid.UUID, int],
+    brands: list[str],
+    categories: list[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``route_factor`` (N, N), ``brand_factor`` (B,) and ``category_factor`` (C,) for the engine."""
+    stats = decision_stats(on)
+    n = len(node_index)
+    route = np.ones((n, n), dtype=np.float32)
+    for g in stats.rotas:
+        o, d = node_index.get(g.key[0]), node_index.get(g.key[1])
+        if o is not None and d is not None:
+            route[o, d] = g.fator
+    brand_pos = {b: i for i, b in enumerate(brands)}
+    brand = np.ones(len(brands), dtype=np.float32)
+    for g in stats.marcas:
+        if g.key[0] in brand_pos:
+            brand[brand_pos[g.key[0]]] = g.fator
+    cat_pos = {c: i for i, c in enumerate(categories)}
+    category = np.ones(len(categories), dtype=np.float32)
+    for g in stats.categorias:
+        if g.key[0] in cat_pos:
+            category[cat_pos[g.key[0]]] = g.fator
+    return route, brand, category
+
+
+def _entry(chave: str, g: Group, origem=None, destino=None) -> dict:
+    return {
+        "chave": chave,
+        "origemId": origem,
+        "destinoId": destino,
+        "decididas": g.decididas,
+        "aceitas": g.aceitas,
+        "rejeitadas": g.rejeitadas,
+        "taxaAceitacao": round(g.aceitas / g.decididas, 4) if g.decididas else 0.0,
+        "fator": round(g.fator, 4),
+        "ajustePercentual": round((1 - g.fator) * 100, 1),
+    }
+
+
+def aprendizado(on: date) -> dict:
+    """The learning metric: every group with decisions, strongest penalty first."""
+    stats = decision_stats(on)
+    nomes = dict(db.session.execute(select(Loja.id, Loja.nome)).all())
+    order = lambda e: (-e["ajustePercentual"], -e["decididas"], e["chave"])  # noqa: E731
+    rotas = sorted(
+        (
+            _entry(f"{nomes.get(g.key[0], '?')} → {nomes.get(g.key[1], '?')}", g, g.key[0], g.key[1])
+            for g in stats.rotas
+        ),
+        key=order,
+    )
+    marcas = sorted((_entry(g.key[0], g) for g in stats.marcas), key=order)
+    categorias = sorted((_entry(g.key[0], g) for g in stats.categorias), key=order)
+    aceitas = sum(g.aceitas for g in stats.marcas)
+    decididas = sum(g.decididas for g in stats.marcas)
+    return {
+        "janelaDias": WINDOW_DAYS,
+        "metodo": METHOD,
+        "decididas": decididas,
+        "taxaAceitacao": round(aceitas / decididas, 4) if decididas else None,
+        "rotas": rotas,
+        "marcas": marcas,
+        "categorias": categorias,
+    }

@@ -1,0 +1,337 @@
+"""Dashboard metrics and the history of decided recommendations, computed from the stored data."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from flask import current_app
+from sqlalchemy import and_, case, false, func, or_, select, true
+from sqlalchemy.orm import aliased
+
+from extensions import db
+from models.auth import User
+from models.remanejamento import Lote, Recomendacao
+from models.stock import Estoque, Loja, Produto, Venda
+from services.clock import today
+from services.stock import learning
+from services.stock.decisions import active_condition, newest_lote, visible_condition
+from services.stock.rules import get_rules, history_days
+
+RISK_COVER_DAYS = 7  # a cell with less cover than this is "at risk"
+VALIDACAO_ITEMS = 100
+_active_pending = (Recomendacao.status == "pendente") & (Recomendacao.vetado == false())
+
+
+def _count(cond):
+    return func.coalesce(func.sum(case((cond, 1), else_=0)), 0)
+
+
+def _sold_since_execution(extra_where) -> dict[uuid.UUID, int]:
+    """Units of each executed recommendation's product and size sold at its destination since execution."""
+    stmt = (
+        select(Recomendacao.id, func.coalesce(func.sum(Venda.qtd), 0))
+        .select_from(Recomendacao)
+        .outerjoin(
+            Venda,
+            and_(
+                Venda.loja_id == Recomendacao.destino_id,
+                Venda.produto_id == Recomendacao.produto_id,
+                Venda.tamanho == Recomendacao.tamanho,
+                Venda.data >= Recomendacao.executada_data,
+            ),
+        )
+        .where(Recomendacao.status == "executada", *extra_where)
+        .group_by(Recomendacao.id)
+    )
+    return {rid: int(q) for rid, q in db.session.execute(stmt)}
+
+
+def _stock_at_destination(rec_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+    if not rec_ids:
+        return {}
+    stmt = (
+        select(Recomendacao.id, Estoque.qtd)
+        .join(
+            Estoque,
+            and_(
+                Estoque.loja_id == Recomendacao.destino_id,
+                Estoque.produto_id == Recomendacao.produto_id,
+                Estoque.tamanho == Recomendacao.tamanho,
+            ),
+        )
+        .where(Recomendacao.id.in_(rec_ids))
+    )
+    return {rid: int(q) for rid, q in db.session.execute(stmt)}
+
+
+# --- kpis-dashboard --------------------------------------------------------------------------
+
+
+def kpis_dashboard() -> dict:
+    ref = today()
+    periodo = history_days(get_rules())
+    counts = db.session.execute(
+        select(
+            _count(_active_pending),
+            _count((Recomendacao.status == "aprovada") & (Recomendacao.vetado == false())),
+            _count(Recomendacao.status == "executada"),
+            _count((Recomendacao.status == "recusada") & (Recomendacao.vetado == false())),
+            _count(Recomendacao.vetado == true()),
+        )
+    ).one()
+    pendentes, aprovadas, executadas, recusadas, vetadas = (int(c) for c in counts)
+    decididas = aprovadas + executadas + recusadas + vetadas
+    lote = newest_lote()
+    itens = unidades = unidades_pendentes = alta = 0
+    status = None
+    if lote is not None:
+        row = db.session.execute(
+            select(
+                func.count(),
+                func.coalesce(func.sum(Recomendacao.quantidade), 0),
+                func.coalesce(
+                    func.sum(case((Recomendacao.status == "pendente", Recomendacao.quantidade), else_=0)), 0
+                ),
+                _count((Recomendacao.status == "pendente") & (Recomendacao.prioridade == "alta")),
+            ).where(Recomendacao.lote_id == lote.id, active_condition())
+        ).one()
+        itens, unidades, unidades_pendentes, alta = (int(v) for v in row)
+        status = "aberto" if unidades_pendentes else "concluido"
+
+    sold = (
+        select(
+            Venda.loja_id.label("loja_id"),
+            Venda.produto_id.label("produto_id"),
+            Venda.tamanho.label("tamanho"),
+            func.sum(Venda.qtd).label("vendido"),
+        )
+        .where(Venda.data >= ref - timedelta(days=periodo), Venda.data < ref)
+        .group_by(Venda.loja_id, Venda.produto_id, Venda.tamanho)
+        .subquery()
+    )
+    qtd = func.coalesce(Estoque.qtd, 0)
+    # cover = qtd / (vendido / periodo) < RISK_COVER_DAYS, without dividing.
+    risk = db.session.execute(
+        select(func.count(), func.count(func.distinct(sold.c.loja_id)), _count(qtd <= 0))
+        .select_from(sold)
+        .join(Loja, Loja.id == sold.c.loja_id)
+        .outerjoin(
+            Estoque,
+            and_(
+                Estoque.loja_id == sold.c.loja_id,
+                Estoque.produto_id == sold.c.produto_id,
+                Estoque.tamanho == sold.c.tamanho,
+            ),
+        )
+        .where(Loja.is_cd == false(), sold.c.vendido > 0, qtd * periodo < RISK_COVER_DAYS * sold.c.vendido)
+    ).one()
+    return {
+        "loteAtualId": lote.id if lote else None,
+        "semanaAtual": lote.semana if lote else None,
+        "loteAtualStatus": status,
+        "pendentes": pendentes,
+        "aprovadas": aprovadas,
+        "executadas": executadas,
+        "recusadas": recusadas,
+        "vetadas": vetadas,
+        "taxaAprovacao": round((aprovadas + executadas) / decididas, 4) if decididas else None,
+        "itensLoteAtual": itens,
+        "unidadesLoteAtual": unidades,
+        "unidadesPendentesLoteAtual": unidades_pendentes,
+        "altaPrioridadePendentes": alta,
+        "lojasEmRisco": int(risk[1]),
+        "tamanhosEmRisco": int(risk[0]),
+        "rupturas": int(risk[2]),
+        "periodoDias": periodo,
+    }
+
+
+# --- validacao -------------------------------------------------------------------------------
+
+
+def validacao() -> dict:
+    sold = _sold_since_execution([])
+    origem, destino = aliased(Loja), aliased(Loja)
+    recs = db.session.execute(
+        select(Recomendacao, Produto.nome, origem.nome, destino.nome)
+        .join(Produto, Produto.id == Recomendacao.produto_id)
+        .join(origem, origem.id == Recomendacao.origem_id)
+        .join(destino, destino.id == Recomendacao.destino_id)
+        .where(Recomendacao.status == "executada")
+        .order_by(Recomendacao.executada_em.desc().nulls_last(), Recomendacao.id)
+    ).all()
+    total_qtd = sum(r.Recomendacao.quantidade for r in recs)
+    vendidas = sum(sold.get(r.Recomendacao.id, 0) for r in recs)
+    absorbed = sum(min(sold.get(r.Recomendacao.id, 0), r.Recomendacao.quantidade) for r in recs)
+    com_venda = sum(1 for r in recs if sold.get(r.Recomendacao.id, 0) > 0)
+    shown = recs[:VALIDACAO_ITEMS]
+    stock = _stock_at_destination([r.Recomendacao.id for r in shown])
+    itens = []
+    for rec, produto_nome, origem_nome, destino_nome in shown:
+        v = sold.get(rec.id, 0)
+        itens.append(
+            {
+                "recomendacaoId": rec.id,
+                "produto": produto_nome,
+                "tamanho": rec.tamanho,
+                "origem": origem_nome,
+                "destino": destino_nome,
+                "qtd": rec.quantidade,
+                "executadaEm": rec.executada_data,
+                "vendidasDestino": v,
+                "sellThrough": round(min(v, rec.quantidade) / rec.quantidade, 4),
+                "estoqueDestinoAtual": stock.get(rec.id, 0),
+            }
+        )
+    return {
+        "transferenciasExecutadas": len(recs),
+        "unidadesTransferidas": total_qtd,
+        "unidadesVendidasDestino": vendidas,
+        "sellThroughMedio": round(absorbed / total_qtd, 4) if total_qtd else None,
+        "comVenda": com_venda,
+        "semVenda": len(recs) - com_venda,
+        "itens": itens,
+    }
+
+
+# --- efetividade-semanal ---------------------------------------------------------------------
+
+
+def efetividade_semanal() -> dict:
+    rows = db.session.execute(
+        select(
+            Lote.id,
+            Lote.semana,
+            func.count(Recomendacao.id),
+            _count(Recomendacao.status.in_(("aprovada", "executada")) & (Recomendacao.vetado == false())),
+            _count(Recomendacao.status == "executada"),
+            _count(Recomendacao.status == "recusada"),
+            _count(Recomendacao.vetado == true()),
+            _count(_active_pending),
+            func.coalesce(
+                func.sum(case((Recomendacao.status == "executada", Recomendacao.quantidade), else_=0)), 0
+            ),
+        )
+        .select_from(Lote)
+        .outerjoin(Recomendacao, Recomendacao.lote_id == Lote.id)
+        .group_by(Lote.id, Lote.semana, Lote.inicio)
+        .order_by(Lote.inicio.desc())
+    ).all()
+    sold = _sold_since_execution([Recomendacao.dias_ate_ruptura <= RISK_COVER_DAYS])
+    avoided: dict[uuid.UUID, int] = defaultdict(int)
+    if sold:
+        for rid, lote_id in db.session.execute(
+            select(Recomendacao.id, Recomendacao.lote_id).where(
+                Recomendacao.status == "executada", Recomendacao.dias_ate_ruptura <= RISK_COVER_DAYS
+            )
+        ):
+            if sold.get(rid, 0) > 0:
+                avoided[lote_id] += 1
+    semanas = []
+    for lote_id, semana, geradas, aprovadas, executadas, recusadas, vetadas, pendentes, unidades in rows:
+        decididas = int(aprovadas) + int(recusadas) + int(vetadas)
+        semanas.append(
+            {
+                "semana": semana,
+                "loteId": lote_id,
+                "geradas": int(geradas),
+                "aprovadas": int(aprovadas),
+                "executadas": int(executadas),
+                "recusadas": int(recusadas),
+                "vetadas": int(vetadas),
+                "pendentes": int(pendentes),
+                "unidadesMovidas": int(unidades),
+                "rupturasEvitadas": avoided.get(lote_id, 0),
+                "taxaAprovacao": round(int(aprovadas) / decididas, 4) if decididas else None,
+            }
+        )
+    return {"semanas": semanas}
+
+
+def aprendizado() -> dict:
+    return learning.aprendizado(today())
+
+
+# --- historico -------------------------------------------------------------------------------
+
+
+def _business_day(moment: datetime | None, fallback: date) -> date:
+    if moment is None:
+        return fallback
+    return moment.astimezone(ZoneInfo(current_app.config["TIMEZONE"])).date()
+
+
+def _resultado(rec: Recomendacao, vendidas: int | None, estoque: int, ref: date) -> tuple[str, dict]:
+    detalhe = {
+        "executadaEm": rec.executada_data,
+        "diasDesdeExecucao": (ref - rec.executada_data).days if rec.executada_data else None,
+        "vendidasDestino": vendidas if rec.status == "executada" else None,
+        "sellThrough": (
+            round(min(vendidas or 0, rec.quantidade) / rec.quantidade, 4)
+            if rec.status == "executada"
+            else None
+        ),
+        "estoqueDestinoAtual": estoque,
+    }
+    if rec.vetado:
+        texto = f"Vetada ({rec.motivo_veto}); nada foi movido. Estoque atual no destino: {estoque}."
+    elif rec.status == "executada":
+        texto = (
+            f"{vendidas} de {rec.quantidade} unidades vendidas no destino desde a execução em "
+            f"{rec.executada_data.isoformat()} ({detalhe['diasDesdeExecucao']} dias); estoque atual no destino: {estoque}."
+        )
+    elif rec.status == "aprovada":
+        texto = f"Aprovada, aguardando execução. Estoque atual no destino: {estoque}."
+    else:
+        texto = f"Recusada; nada foi movido. Estoque atual no destino: {estoque}."
+    return texto, detalhe
+
+
+def historico(user: User, status: str | None, limit: int) -> list[dict]:
+    """Decided recommendations (approved, executed, refused or vetoed), latest decision first."""
+    origem, destino = aliased(Loja), aliased(Loja)
+    stmt = (
+        select(Recomendacao, Produto.nome, origem.nome, destino.nome)
+        .join(Produto, Produto.id == Recomendacao.produto_id)
+        .join(origem, origem.id == Recomendacao.origem_id)
+        .join(destino, destino.id == Recomendacao.destino_id)
+    )
+    if status is None:
+        stmt = stmt.where(or_(Recomendacao.status != "pendente", Recomendacao.vetado == true()))
+    elif status == "vetada":
+        stmt = stmt.where(Recomendacao.vetado == true())
+    else:
+        stmt = stmt.where(Recomendacao.status == status, Recomendacao.vetado == false())
+    cond = visible_condition(user)
+    if cond is not None:
+        stmt = stmt.where(cond)
+    stmt = stmt.order_by(Recomendacao.ultima_acao_em.desc().nulls_last(), Recomendacao.id).limit(limit)
+    rows = db.session.execute(stmt).all()
+    ids = [r.Recomendacao.id for r in rows]
+    executed = [r.Recomendacao.id for r in rows if r.Recomendacao.status == "executada"]
+    sold = _sold_since_execution([Recomendacao.id.in_(executed)]) if executed else {}
+    stock = _stock_at_destination(ids)
+    ref = today()
+    out = []
+    for rec, produto_nome, origem_nome, destino_nome in rows:
+        texto, detalhe = _resultado(rec, sold.get(rec.id, 0), stock.get(rec.id, 0), ref)
+        out.append(
+            {
+                "id": rec.id,
+                "data": _business_day(rec.ultima_acao_em, rec.data),
+                "produto": f"{produto_nome} {rec.cor} {rec.tamanho}",
+                "destino": destino_nome,
+                "origem": origem_nome,
+                "qtd": rec.quantidade,
+                "usuario": rec.ultima_acao_por_nome or "",
+                "status": "vetada" if rec.vetado else rec.status,
+                "resultado": texto,
+                "resultadoDetalhe": detalhe,
+                "motivoVeto": rec.motivo_veto,
+                "loteId": rec.lote_id,
+            }
+        )
+    return out

@@ -1,0 +1,1 @@
+"""The tracker's domain: tenancy, issues, relations, plans and administration."""

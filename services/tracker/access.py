@@ -1,0 +1,89 @@
+"""Who may see and change what in the tracker.
+
+Every tenant resource is reached through a workspace slug (or an organization
+id) that is resolved against the caller's memberships. A resource of an
+organization the caller does not belong to is indistinguishable from one that
+does not exist (404). Members of a suspended organization get 403
+``ORGANIZATION_SUSPENDED``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from extensions import db
+from models.auth import User
+from models.tracker import MANAGER_ROLES, WRITER_ROLES, Membership, Organization, Project, Workspace
+from services.errors import ForbiddenError, NotFoundError
+
+READ, WRITE, MANAGE = "read", "write", "manage"
+_ALLOWED = {READ: None, WRITE: WRITER_ROLES, MANAGE: MANAGER_ROLES}
+_DENIED_TEXT = {
+    WRITE: "Viewers can only read",
+    MANAGE: "Only owners and admins can do this",
+}
+
+
+@dataclass(frozen=True)
+class Access:
+    """The caller's standing in one organization."""
+
+    user: User
+    organization: Organization
+    role: str
+
+
+def _role(user: User, organization_id: uuid.UUID) -> str | None:
+    return db.session.scalar(
+        select(Membership.role).where(
+            Membership.organization_id == organization_id, Membership.user_id == user.id
+        )
+    )
+
+
+def _check(user: User, organization: Organization | None, need: str, what: str) -> Access:
+    if organization is None:
+        raise NotFoundError(f"{what} not found")
+    role = _role(user, organization.id)
+    if role is None:
+        raise NotFoundError(f"{what} not found")
+    if organization.suspended:
+        raise ForbiddenError("This organization is suspended", code="ORGANIZATION_SUSPENDED")
+    allowed = _ALLOWED[need]
+    if allowed is not None and role not in allowed:
+        raise ForbiddenError(_DENIED_TEXT[need])
+    return Access(user=user, organization=organization, role=role)
+
+
+def organization_access(user: User, organization_id: uuid.UUID, need: str = READ) -> Access:
+    return _check(user, db.session.get(Organization, organization_id), need, "Organization")
+
+
+def workspace_access(user: User, slug: str, need: str = READ) -> tuple[Workspace, Access]:
+    # A slug with a NUL character cannot exist (and PostgreSQL refuses to compare one).
+    workspace = None if "\x00" in slug else db.session.scalar(select(Workspace).where(Workspace.slug == slug))
+    access = _check(user, workspace.organization if workspace else None, need, "Workspace")
+    return workspace, access
+
+
+def project_access(user: User, slug: str, project_id: uuid.UUID, need: str = READ) -> tuple[Project, Access]:
+    """The project, checked through its workspace; a project of another workspace is 404."""
+    workspace, access = workspace_access(user, slug, need)
+    project = db.session.get(Project, project_id)
+    if project is None or project.workspace_id != workspace.id:
+        raise NotFoundError("Project not found")
+    return project, access
+
+
+def is_member(organization_id: uuid.UUID, user_id: uuid.UUID) -> bool:
+    return (
+        db.session.scalar(
+            select(Membership.role).where(
+                Membership.organization_id == organization_id, Membership.user_id == user_id
+            )
+        )
+        is not None
+    )

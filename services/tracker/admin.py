@@ -1,0 +1,254 @@
+"""Platform administration: statistics, users, organizations, workspaces.
+
+Every figure is computed from the data when asked. ``active_last_30d`` counts
+accounts seen (sign-in, refresh or an authenticated request; recorded at most
+every 15 minutes) in the last 30 days.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Select, func, or_, select
+
+from extensions import db
+from models.auth import User
+from models.base import utcnow
+from models.tracker import Issue, Membership, Organization, Project, Status, Workspace
+from services import auth as auth_service
+from services.errors import ForbiddenError, NotFoundError
+from services.tracker import plans
+from services.tracker.workspaces import apply_workspace_changes
+
+MAX_PER_PAGE = 100
+ACTIVE_WINDOW = timedelta(days=30)
+
+
+@dataclass
+class Page:
+    items: list[Any]
+    total: int
+    page: int
+    per_page: int
+
+
+def require_superadmin(user: User) -> None:
+    if not auth_service.is_superadmin(user):
+        raise ForbiddenError("Only platform administrators can do this")
+
+
+def _paginate(query: Select, args: dict) -> Page:
+    page = args.get("page") or 1
+    per_page = min(args.get("per_page") or 50, MAX_PER_PAGE)
+    total = db.session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
+    items = list(db.session.execute(query.limit(per_page).offset((page - 1) * per_page)).all())
+    return Page(items=items, total=total, page=page, per_page=per_page)
+
+
+def _search(text: str | None, *columns):
+    text = (text or "").strip()
+    if not text:
+        return None
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return or_(*(column.ilike(pattern, escape="\\") for column in columns))
+
+
+def stats() -> dict:
+    def count(model, *where) -> int:
+        return db.session.scalar(select(func.count()).select_from(model).where(*where)) or 0
+
+    by_plan = dict(
+        db.session.execute(select(Organization.plan_id, func.count()).group_by(Organization.plan_id)).all()
+    )
+    for plan in plans.list_plans():
+        by_plan.setdefault(plan.id, 0)
+    issues_by_category = dict(
+        db.session.execute(
+            select(Status.category, func.count())
+            .join(Issue, Issue.status_id == Status.id)
+            .group_by(Status.category)
+        ).all()
+    )
+    done = issues_by_category.get("done", 0)
+    cancelled = issues_by_category.get("cancelled", 0)
+    total_issues = sum(issues_by_category.values())
+    return {
+        "organizations": {"total": count(Organization), "by_plan": by_plan},
+        "users": {
+            "total": count(User),
+            "active_last_30d": count(User, User.last_seen_at >= utcnow() - ACTIVE_WINDOW),
+        },
+        "workspaces": {"total": count(Workspace)},
+        "projects": {"total": count(Project)},
+        # Open: neither done nor cancelled.
+        "issues": {"total": total_issues, "open": total_issues - done - cancelled, "done": done},
+        "storage_used_bytes": int(db.session.scalar(select(plans.storage_expression())) or 0),
+    }
+
+
+def _user_row(user: User, organization_count: int) -> dict:
+    return {
+        "id": user.id,
+        "name": user.name,
+        "email": user.email,
+        "avatar_url": user.avatar_url,
+        "created_at": user.created_at,
+        "superadmin": auth_service.is_superadmin(user),
+        "banned": user.banned,
+        "organization_count": organization_count,
+    }
+
+
+def _organization_count(user_id: uuid.UUID) -> int:
+    return (
+        db.session.scalar(select(func.count()).select_from(Membership).where(Membership.user_id == user_id))
+        or 0
+    )
+
+
+def list_users(args: dict) -> Page:
+    memberships = select(func.count()).where(Membership.user_id == User.id).correlate(User).scalar_subquery()
+    query = select(User, memberships).order_by(User.created_at.desc(), User.email)
+    condition = _search(args.get("q"), User.name, User.email)
+    if condition is not None:
+        query = query.where(condition)
+    page = _paginate(query, args)
+    page.items = [_user_row(user, count) for user, count in page.items]
+    return page
+
+
+def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> dict:
+    """Ban or unban, grant or take superadmin. Nobody bans or demotes themselves."""
+    user = db.session.get(User, user_id)
+    if user is None:
+        raise NotFoundError("User not found")
+    if user.id == admin.id and (changes.get("banned") is True or changes.get("superadmin") is False):
+        raise ForbiddenError("You cannot ban or demote yourself")
+    if "superadmin" in changes:
+        user.superadmin = changes["superadmin"]
+    if "banned" in changes and changes["banned"] != user.banned:
+        user.banned = changes["banned"]
+        if user.banned:
+            # Live tokens stop working at once and refresh tokens die.
+            auth_service.end_all_sessions(user)
+    db.session.flush()
+    return _user_row(user, _organization_count(user.id))
+
+
+def _organization_row(organization: Organization, member_count: int, issue_count: int) -> dict:
+    return {
+        "id": organization.id,
+        "name": organization.name,
+        "slug": organization.slug,
+        "plan": organization.plan_id,
+        "suspended": organization.suspended,
+        "member_count": member_count,
+        "issue_count": issue_count,
+        "limits": organization.plan_limits,
+        "features": organization.plan_features,
+        "created_at": organization.created_at,
+    }
+
+
+def _org_counts():
+    members = (
+        select(func.count())
+        .where(Membership.organization_id == Organization.id)
+        .correlate(Organization)
+        .scalar_subquery()
+    )
+    issues = (
+        select(func.count())
+        .where(Issue.organization_id == Organization.id)
+        .correlate(Organization)
+        .scalar_subquery()
+    )
+    return members, issues
+
+
+def list_organizations(args: dict) -> Page:
+    members, issues = _org_counts()
+    query = select(Organization, members, issues).order_by(Organization.created_at.desc(), Organization.slug)
+    if args.get("plan"):
+        query = query.where(Organization.plan_id == args["plan"])
+    condition = _search(args.get("q"), Organization.name, Organization.slug)
+    if condition is not None:
+        query = query.where(condition)
+    page = _paginate(query, args)
+    page.items = [_organization_row(*row) for row in page.items]
+    return page
+
+
+def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
+    """Change plan (copying the plan's current limits) and suspension."""
+    organization = db.session.get(Organization, organization_id)
+    if organization is None:
+        raise NotFoundError("Organization not found")
+    if "plan" in changes:
+        plans.assign_plan(organization, changes["plan"])
+    if "suspended" in changes:
+        organization.suspended = changes["suspended"]
+    if "name" in changes:
+        organization.name = changes["name"]
+    db.session.flush()
+    members, issues = _org_counts()
+    row = db.session.execute(
+        select(Organization, members, issues).where(Organization.id == organization.id)
+    ).one()
+    return _organization_row(*row)
+
+
+def _workspace_row(workspace: Workspace, project_count: int, issue_count: int) -> dict:
+    return {
+        "id": workspace.id,
+        "name": workspace.name,
+        "slug": workspace.slug,
+        "organization_id": workspace.organization_id,
+        "project_count": project_count,
+        "issue_count": issue_count,
+        "created_at": workspace.created_at,
+    }
+
+
+def _workspace_counts():
+    projects = (
+        select(func.count())
+        .where(Project.workspace_id == Workspace.id)
+        .correlate(Workspace)
+        .scalar_subquery()
+    )
+    issues = (
+        select(func.count())
+        .select_from(Issue)
+        .join(Project, Project.id == Issue.project_id)
+        .where(Project.workspace_id == Workspace.id)
+        .correlate(Workspace)
+        .scalar_subquery()
+    )
+    return projects, issues
+
+
+def list_workspaces(args: dict) -> Page:
+    projects, issues = _workspace_counts()
+    query = select(Workspace, projects, issues).order_by(Workspace.created_at.desc(), Workspace.slug)
+    if args.get("organization_id"):
+        query = query.where(Workspace.organization_id == args["organization_id"])
+    condition = _search(args.get("q"), Workspace.name, Workspace.slug)
+    if condition is not None:
+        query = query.where(condition)
+    page = _paginate(query, args)
+    page.items = [_workspace_row(*row) for row in page.items]
+    return page
+
+
+def update_workspace(workspace_id: uuid.UUID, changes: dict) -> dict:
+    workspace = db.session.get(Workspace, workspace_id)
+    if workspace is None:
+        raise NotFoundError("Workspace not found")
+    apply_workspace_changes(workspace, changes)
+    projects, issues = _workspace_counts()
+    row = db.session.execute(select(Workspace, projects, issues).where(Workspace.id == workspace.id)).one()
+    return _workspace_row(*row)

@@ -1,0 +1,355 @@
+"""Issues: create, list with filters, read by key, change, delete a sub-tree.
+
+Keys are ``<PROJECT KEY>-<NUMBER>``. Numbers come from a per-project counter
+incremented with ``UPDATE ... RETURNING`` inside the creating transaction: the
+row lock it takes serialises concurrent creates on PostgreSQL (SQLite's write
+lock does the same), and the counter never goes back, so a number is never
+reused, even after a delete.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import delete, exists, func, or_, select, update
+from sqlalchemy.orm import aliased, joinedload
+
+from extensions import db
+from models.auth import User
+from models.base import utcnow
+from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from services.errors import FieldError, NotFoundError, ValidationFailed
+from services.tracker import plans
+from services.tracker.access import READ, WRITE, Access, is_member, project_access
+
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
+ORDER_COLUMNS = {
+    "created_at": Issue.created_at,
+    "updated_at": Issue.updated_at,
+    "priority": Issue.priority,
+    "due_date": Issue.due_date,
+}
+MAX_PER_PAGE = 100
+Child = aliased(Issue)
+
+
+@dataclass
+class IssuePage:
+    issues: list[Issue]
+    total: int
+    page: int
+    per_page: int
+
+
+def _field(name: str, message: str) -> FieldError:
+    return FieldError(("body", name), message)
+
+
+def _like_pattern(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _validate_references(project: Project, access: Access, data: dict, issue: Issue | None = None) -> None:
+    """Referenced status, labels, assignee and parent must belong where the issue lives."""
+    errors: list[FieldError] = []
+    status_id = data.get("status_id")
+    if status_id is not None:
+        status = db.session.get(Status, status_id)
+        if status is None or status.project_id != project.id:
+            errors.append(_field("status_id", "No such status in this project"))
+    assignee_id = data.get("assignee_id")
+    if assignee_id is not None and not is_member(access.organization.id, assignee_id):
+        errors.append(_field("assignee_id", "The assignee must be a member of the organization"))
+    label_ids = data.get("label_ids")
+    if label_ids:
+        found = set(
+            db.session.scalars(
+                select(Label.id).where(Label.id.in_(set(label_ids)), Label.project_id == project.id)
+            )
+        )
+        if found != set(label_ids):
+            errors.append(_field("label_ids", "Every label must belong to this project"))
+    parent_id = data.get("parent_id")
+    if parent_id is not None:
+        parent = db.session.get(Issue, parent_id)
+        if parent is None or parent.project_id != project.id:
+            errors.append(_field("parent_id", "The parent must be an issue of the same project"))
+        elif issue is not None and _would_cycle(issue.id, parent_id):
+            errors.append(_field("parent_id", "An issue cannot be a descendant of itself"))
+    start = data.get("start_date", issue.start_date if issue else None)
+    due = data.get("due_date", issue.due_date if issue else None)
+    if start is not None and due is not None and start > due:
+        errors.append(_field("due_date", "The due date cannot be before the start date"))
+    if errors:
+        raise ValidationFailed(errors)
+
+
+def _would_cycle(issue_id: uuid.UUID, new_parent_id: uuid.UUID) -> bool:
+    """True when ``new_parent_id`` is the issue itself or one of its descendants."""
+    current: uuid.UUID | None = new_parent_id
+    seen: set[uuid.UUID] = set()
+    while current is not None and current not in seen:
+        if current == issue_id:
+            return True
+        seen.add(current)
+        current = db.session.scalar(select(Issue.parent_id).where(Issue.id == current))
+    return False
+
+
+def _default_status(project: Project) -> Status:
+    """The first ``todo`` status by position (DESIGN.md); the first status if none is ``todo``."""
+    query = select(Status).where(Status.project_id == project.id).order_by(Status.position, Status.name)
+    status = db.session.scalar(query.where(Status.category == "todo").limit(1))
+    status = status or db.session.scalar(query.limit(1))
+    if status is None:
+        raise ValidationFailed([_field("status_id", "The project has no status; create one first")])
+    return status
+
+
+def _next_number(project_id: uuid.UUID) -> int:
+    return db.session.execute(
+        update(Project)
+        .where(Project.id == project_id)
+        .values(issue_counter=Project.issue_counter + 1, issue_count=Project.issue_count + 1)
+        .returning(Project.issue_counter)
+        .execution_options(synchronize_session=False)
+    ).scalar_one()
+
+
+def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
+    issue.labels = (
+        list(db.session.scalars(select(Label).where(Label.id.in_(set(label_ids))))) if label_ids else []
+    )
+
+
+def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Issue:
+    project, access = project_access(user, slug, project_id, WRITE)
+    _validate_references(project, access, data)
+    plans.ensure_within_limit(access.organization, "issues")
+    plans.ensure_within_limit(
+        access.organization, "storage_bytes", plans.text_bytes(data["title"], data.get("description"))
+    )
+    status_id = data.get("status_id") or _default_status(project).id
+    now = utcnow()
+    issue = Issue(
+        project_id=project.id,
+        organization_id=project.organization_id,
+        number=_next_number(project.id),
+        title=data["title"],
+        description=data.get("description"),
+        type=data.get("type") or "task",
+        priority=PRIORITY_RANK[data.get("priority") or "none"],
+        status_id=status_id,
+        assignee_id=data.get("assignee_id"),
+        parent_id=data.get("parent_id"),
+        start_date=data.get("start_date"),
+        due_date=data.get("due_date"),
+        estimate=data.get("estimate"),
+        created_by_id=user.id,
+        created_at=now,
+        updated_at=now,
+    )
+    db.session.add(issue)
+    _set_labels(issue, data.get("label_ids") or [])
+    db.session.flush()
+    issue.children_count = 0
+    return issue
+
+
+FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q")
+
+
+def _conditions(project: Project, filters: dict) -> list:
+    conditions = [Issue.project_id == project.id]
+    if filters.get("status_id"):
+        conditions.append(Issue.status_id.in_(filters["status_id"]))
+    if filters.get("priority"):
+        conditions.append(Issue.priority.in_([PRIORITY_RANK[p] for p in filters["priority"]]))
+    if filters.get("type"):
+        conditions.append(Issue.type.in_(filters["type"]))
+    if filters.get("assignee_id"):
+        conditions.append(Issue.assignee_id == filters["assignee_id"])
+    if filters.get("parent_id"):
+        conditions.append(Issue.parent_id == filters["parent_id"])
+    if filters.get("label_id"):
+        conditions.append(
+            exists().where(IssueLabel.issue_id == Issue.id, IssueLabel.label_id.in_(filters["label_id"]))
+        )
+    q = (filters.get("q") or "").strip()
+    if q:
+        conditions.append(Issue.title.ilike(_like_pattern(q), escape="\\"))
+    return conditions
+
+
+def _used_filters(filters: dict) -> set[str]:
+    return {name for name in FILTERS if filters.get(name) and (name != "q" or filters["q"].strip())}
+
+
+def _total(project: Project, filters: dict, conditions: list) -> int:
+    """Exact number of matches, by the cheapest route that gives the same answer."""
+    used = _used_filters(filters)
+    if not used:
+        return db.session.scalar(select(Project.issue_count).where(Project.id == project.id)) or 0
+    if used == {"label_id"}:
+        # Labels belong to one project, so counting their issue links (index-only) is the
+        # same as counting the project's issues that carry any of them.
+        own_labels = select(Label.id).where(Label.project_id == project.id, Label.id.in_(filters["label_id"]))
+        links = select(IssueLabel.issue_id).where(IssueLabel.label_id.in_(own_labels)).distinct().subquery()
+        return db.session.scalar(select(func.count()).select_from(links)) or 0
+    return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions)) or 0
+
+
+def _ordering(filters: dict) -> list:
+    column = ORDER_COLUMNS[filters.get("order_by") or "created_at"]
+    descending = (filters.get("order") or "desc") == "desc"
+    sort = column.desc() if descending else column.asc()
+    if column is Issue.due_date:
+        # Issues without a due date come last in both directions.
+        sort = sort.nulls_last()
+    tie = [Issue.created_at.desc(), Issue.number.desc()] if descending else [Issue.created_at, Issue.number]
+    if column is Issue.created_at:
+        tie = tie[1:]
+    return [sort, *tie]
+
+
+def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> list[Issue]:
+    children = (
+        select(func.count())
+        .select_from(Child)
+        .where(Child.parent_id == Issue.id)
+        .correlate(Issue)
+        .scalar_subquery()
+    )
+    query = (
+        select(Issue, children)
+        .where(*conditions)
+        # People on an issue are shown by name only: skip the user's store join.
+        .options(
+            joinedload(Issue.assignee).lazyload(User.loja), joinedload(Issue.created_by).lazyload(User.loja)
+        )
+        .order_by(*ordering)
+        .limit(limit)
+        .offset(offset)
+    )
+    issues = []
+    for issue, children_count in db.session.execute(query).unique():
+        issue.children_count = children_count
+        issues.append(issue)
+    return issues
+
+
+def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssuePage:
+    """One page of the project's issues, filtered and sorted, with the total that matched."""
+    project, _ = project_access(user, slug, project_id, READ)
+    page = filters.get("page") or 1
+    per_page = min(filters.get("per_page") or 50, MAX_PER_PAGE)
+    offset = (page - 1) * per_page
+    conditions = _conditions(project, filters)
+    ordering = _ordering(filters)
+    total = _total(project, filters, conditions)
+    issues = _load_page(conditions, ordering, per_page, offset)
+    return IssuePage(issues=issues, total=total, page=page, per_page=per_page)
+
+
+def _by_key(project: Project, key: str) -> Issue:
+    match = _KEY.match(key)
+    if match is None or match.group(1).upper() != project.key:
+        raise NotFoundError("Issue not found")
+    issue = db.session.scalar(
+        select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
+    )
+    if issue is None:
+        raise NotFoundError("Issue not found")
+    return issue
+
+
+def find_issue(
+    user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ
+) -> tuple[Issue, Access]:
+    project, access = project_access(user, slug, project_id, need)
+    return _by_key(project, key), access
+
+
+def relations_of(issue: Issue) -> list[IssueRelation]:
+    return list(
+        db.session.scalars(
+            select(IssueRelation).where(IssueRelation.issue_id == issue.id).order_by(IssueRelation.created_at)
+        )
+    )
+
+
+def children_of(issue: Issue) -> list[Issue]:
+    return list(db.session.scalars(select(Issue).where(Issue.parent_id == issue.id).order_by(Issue.number)))
+
+
+def with_detail(issue: Issue) -> Issue:
+    """Attach what the single-issue read adds: relations and children."""
+    issue.relations = relations_of(issue)
+    issue.children = children_of(issue)
+    issue.children_count = len(issue.children)
+    return issue
+
+
+def get_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> Issue:
+    issue, _ = find_issue(user, slug, project_id, key, READ)
+    return with_detail(issue)
+
+
+EDITABLE = (
+    "title",
+    "description",
+    "type",
+    "status_id",
+    "assignee_id",
+    "parent_id",
+    "start_date",
+    "due_date",
+    "estimate",
+)
+
+
+def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes: dict) -> Issue:
+    issue, access = find_issue(user, slug, project_id, key, WRITE)
+    if "title" in changes and changes["title"] is None:
+        raise ValidationFailed([_field("title", "Field may not be null.")])
+    _validate_references(issue.project, access, changes, issue)
+    before = plans.text_bytes(issue.title, issue.description)
+    after = plans.text_bytes(changes.get("title", issue.title), changes.get("description", issue.description))
+    plans.ensure_within_limit(access.organization, "storage_bytes", after - before)
+    for name in EDITABLE:
+        if name in changes:
+            setattr(issue, name, changes[name])
+    if "priority" in changes:
+        issue.priority = PRIORITY_RANK[changes["priority"]]
+    if "label_ids" in changes:
+        _set_labels(issue, changes["label_ids"] or [])
+    if changes:
+        # Label changes touch no issue column, so the timestamp is set here.
+        issue.updated_at = utcnow()
+    db.session.flush()
+    db.session.refresh(issue)
+    return with_detail(issue)
+
+
+def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
+    """Delete the issue and every descendant (the parent foreign key cascades)."""
+    issue, _ = find_issue(user, slug, project_id, key, WRITE)
+    subtree = select(Issue.id).where(Issue.id == issue.id).cte("subtree", recursive=True)
+    subtree = subtree.union_all(select(Issue.id).join(subtree, Issue.parent_id == subtree.c.id))
+    ids = list(db.session.scalars(select(subtree.c.id)))
+    # Relations and labels of the whole sub-tree go with it (ON DELETE CASCADE).
+    db.session.execute(
+        delete(IssueRelation)
+        .where(or_(IssueRelation.issue_id.in_(ids), IssueRelation.related_issue_id.in_(ids)))
+        .execution_options(synchronize_session=False)
+    )
+    db.session.execute(delete(Issue).where(Issue.id.in_(ids)).execution_options(synchronize_session=False))
+    db.session.execute(
+        update(Project)
+        .where(Project.id == issue.project_id)
+        .values(issue_count=Project.issue_count - len(ids))
+        .execution_options(synchronize_session=False)
+    )

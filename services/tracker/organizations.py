@@ -1,0 +1,160 @@
+"""Organizations seen by their members: membership, roles and invitations.
+
+Rules: owners and admins manage members and invitations; only an owner gives
+or takes the ``owner`` role; an organization always keeps at least one owner.
+An invitation names an e-mail address and a role; the account with that
+address accepts it and becomes a member (within the plan's member limit).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import contains_eager
+
+from extensions import db
+from models.auth import User
+from models.base import utcnow
+from models.tracker import Invitation, Membership, Organization
+from services.auth import normalize_email
+from services.errors import ConflictError, ForbiddenError, NotFoundError
+from services.tracker import plans
+from services.tracker.access import MANAGE, READ, organization_access
+
+
+def get_organization(user: User, organization_id: uuid.UUID) -> tuple[Organization, str]:
+    access = organization_access(user, organization_id, READ)
+    return access.organization, access.role
+
+
+def list_members(user: User, organization_id: uuid.UUID) -> list[Membership]:
+    organization_access(user, organization_id, READ)
+    return list(
+        db.session.scalars(
+            select(Membership)
+            .join(User, User.id == Membership.user_id)
+            .options(contains_eager(Membership.user))
+            .where(Membership.organization_id == organization_id)
+            .order_by(Membership.created_at, User.name)
+        )
+    )
+
+
+def _owner_count(organization_id: uuid.UUID) -> int:
+    return (
+        db.session.scalar(
+            select(func.count())
+            .select_from(Membership)
+            .where(Membership.organization_id == organization_id, Membership.role == "owner")
+        )
+        or 0
+    )
+
+
+def _target_membership(organization_id: uuid.UUID, user_id: uuid.UUID) -> Membership:
+    membership = db.session.get(Membership, (organization_id, user_id))
+    if membership is None:
+        raise NotFoundError("Member not found")
+    return membership
+
+
+def update_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID, role: str) -> Membership:
+    access = organization_access(user, organization_id, MANAGE)
+    membership = _target_membership(organization_id, member_id)
+    if "owner" in (role, membership.role) and access.role != "owner":
+        raise ForbiddenError("Only an owner can give or take the owner role")
+    if membership.role == "owner" and role != "owner" and _owner_count(organization_id) <= 1:
+        raise ConflictError("An organization needs at least one owner")
+    membership.role = role
+    db.session.flush()
+    return membership
+
+
+def remove_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID) -> None:
+    """Owners and admins remove members; anyone may leave (except the last owner)."""
+    need = READ if member_id == user.id else MANAGE
+    access = organization_access(user, organization_id, need)
+    membership = _target_membership(organization_id, member_id)
+    if membership.role == "owner" and member_id != user.id and access.role != "owner":
+        raise ForbiddenError("Only an owner can remove an owner")
+    if membership.role == "owner" and _owner_count(organization_id) <= 1:
+        raise ConflictError("An organization needs at least one owner")
+    db.session.delete(membership)
+    db.session.flush()
+
+
+def invite(user: User, organization_id: uuid.UUID, email: str, role: str) -> Invitation:
+    access = organization_access(user, organization_id, MANAGE)
+    if role == "owner" and access.role != "owner":
+        raise ForbiddenError("Only an owner can invite an owner")
+    email = normalize_email(email)
+    already = db.session.scalar(
+        select(Membership)
+        .join(User, User.id == Membership.user_id)
+        .where(Membership.organization_id == organization_id, User.email == email)
+    )
+    if already is not None:
+        raise ConflictError("This person is already a member", field="email")
+    pending = db.session.scalar(
+        select(Invitation).where(
+            Invitation.organization_id == organization_id,
+            Invitation.email == email,
+            Invitation.accepted_at.is_(None),
+        )
+    )
+    if pending is not None:
+        raise ConflictError("This address already has a pending invitation", field="email")
+    plans.ensure_within_limit(access.organization, "members")
+    invitation = Invitation(organization_id=organization_id, email=email, role=role, invited_by_id=user.id)
+    db.session.add(invitation)
+    db.session.flush()
+    return invitation
+
+
+def list_invitations(user: User, organization_id: uuid.UUID) -> list[Invitation]:
+    organization_access(user, organization_id, MANAGE)
+    return list(
+        db.session.scalars(
+            select(Invitation)
+            .where(Invitation.organization_id == organization_id, Invitation.accepted_at.is_(None))
+            .order_by(Invitation.created_at)
+        )
+    )
+
+
+def revoke_invitation(user: User, organization_id: uuid.UUID, invitation_id: uuid.UUID) -> None:
+    organization_access(user, organization_id, MANAGE)
+    invitation = db.session.get(Invitation, invitation_id)
+    if invitation is None or invitation.organization_id != organization_id or invitation.accepted_at:
+        raise NotFoundError("Invitation not found")
+    db.session.delete(invitation)
+    db.session.flush()
+
+
+def my_invitations(user: User) -> list[Invitation]:
+    return list(
+        db.session.scalars(
+            select(Invitation)
+            .where(Invitation.email == user.email, Invitation.accepted_at.is_(None))
+            .order_by(Invitation.created_at)
+        )
+    )
+
+
+def accept_invitation(user: User, invitation_id: uuid.UUID) -> Membership:
+    """Join the organization; an invitation addressed to someone else is 404."""
+    invitation = db.session.get(Invitation, invitation_id)
+    if invitation is None or invitation.email != user.email or invitation.accepted_at is not None:
+        raise NotFoundError("Invitation not found")
+    organization = invitation.organization
+    if organization.suspended:
+        raise ForbiddenError("This organization is suspended", code="ORGANIZATION_SUSPENDED")
+    if db.session.get(Membership, (organization.id, user.id)) is not None:
+        raise ConflictError("You are already a member of this organization")
+    plans.ensure_within_limit(organization, "members")
+    invitation.accepted_at = utcnow()
+    membership = Membership(organization_id=organization.id, user_id=user.id, role=invitation.role)
+    db.session.add(membership)
+    db.session.flush()
+    return membership

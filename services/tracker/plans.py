@@ -1,0 +1,122 @@
+"""Plans, their assignment to organizations, and the limits they impose.
+
+An organization stores a copy of its plan's limits and features taken when
+the plan is assigned, so editing a plan never changes what organizations
+already on it may do. Usage is always computed from the data.
+
+Storage is the bytes (UTF-8) of what members write: issue titles and
+descriptions. ``storage_expression`` is the single definition used both by the
+limit check and by the admin statistics.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import LargeBinary, cast, func, select
+from sqlalchemy.sql.elements import ColumnElement
+
+from extensions import db
+from models.tracker import FEATURE_NAMES, LIMIT_NAMES, Issue, Membership, Organization, Plan, Project
+from services.errors import ConflictError, FieldError, NotFoundError, PlanLimitError, ValidationFailed
+
+DEFAULT_PLAN = "free"
+
+
+def _byte_length(column) -> ColumnElement:
+    """UTF-8 byte length of a text column on PostgreSQL and SQLite."""
+    if db.engine.dialect.name == "postgresql":
+        return func.coalesce(func.octet_length(column), 0)
+    return func.coalesce(func.length(cast(column, LargeBinary)), 0)
+
+
+def storage_expression() -> ColumnElement:
+    return func.coalesce(func.sum(_byte_length(Issue.title) + _byte_length(Issue.description)), 0)
+
+
+def text_bytes(*texts: str | None) -> int:
+    return sum(len(t.encode()) for t in texts if t)
+
+
+def list_plans() -> list[Plan]:
+    return list(db.session.scalars(select(Plan).order_by(Plan.price_brl, Plan.id)))
+
+
+def get_plan(plan_id: str) -> Plan:
+    plan = None if "\x00" in plan_id else db.session.get(Plan, plan_id)
+    if plan is None:
+        raise NotFoundError("Plan not found")
+    return plan
+
+
+def create_plan(data: dict) -> Plan:
+    if db.session.get(Plan, data["id"]) is not None:
+        raise ConflictError("A plan with this id already exists")
+    plan = Plan(
+        id=data["id"],
+        name=data["name"],
+        price_brl=data["price_brl"],
+        limits={name: data["limits"][name] for name in LIMIT_NAMES},
+        features={name: data["features"].get(name, False) for name in FEATURE_NAMES},
+    )
+    db.session.add(plan)
+    db.session.flush()
+    return plan
+
+
+def update_plan(plan_id: str, changes: dict) -> Plan:
+    """Change a plan for future assignments; organizations already on it keep their copy."""
+    plan = get_plan(plan_id)
+    if "name" in changes:
+        plan.name = changes["name"]
+    if "price_brl" in changes:
+        plan.price_brl = changes["price_brl"]
+    if "limits" in changes:
+        plan.limits = {**plan.limits, **changes["limits"]}
+    if "features" in changes:
+        plan.features = {**plan.features, **changes["features"]}
+    db.session.flush()
+    return plan
+
+
+def assign_plan(organization: Organization, plan_id: str) -> None:
+    """Put an organization on a plan, copying the plan's current limits and features."""
+    plan = db.session.get(Plan, plan_id)
+    if plan is None:
+        raise ValidationFailed([FieldError(("body", "plan"), f"Unknown plan {plan_id!r}")])
+    organization.plan_id = plan.id
+    organization.plan_limits = dict(plan.limits)
+    organization.plan_features = dict(plan.features)
+
+
+def usage(organization_id: uuid.UUID, resource: str) -> int:
+    """Current use of one limited resource, computed from the data."""
+    if resource == "members":
+        query = (
+            select(func.count()).select_from(Membership).where(Membership.organization_id == organization_id)
+        )
+    elif resource == "projects":
+        query = select(func.count()).select_from(Project).where(Project.organization_id == organization_id)
+    elif resource == "issues":
+        query = select(func.count()).select_from(Issue).where(Issue.organization_id == organization_id)
+    else:
+        query = select(storage_expression()).where(Issue.organization_id == organization_id)
+    return int(db.session.scalar(query) or 0)
+
+
+def ensure_within_limit(organization: Organization, resource: str, adding: int = 1) -> None:
+    """Refuse (402) a creation that would take the organization past its plan limit."""
+    if adding <= 0:
+        return
+    # Lock the organization row so concurrent creations cannot both squeeze under the limit.
+    db.session.execute(select(Organization.id).where(Organization.id == organization.id).with_for_update())
+    limit = int(organization.plan_limits.get(resource, 0))
+    current = usage(organization.id, resource)
+    if current + adding > limit:
+        raise PlanLimitError(
+            f"The {organization.plan_id} plan of this organization allows {limit} {resource.replace('_', ' ')}",
+            resource=resource,
+            limit=limit,
+            current=current,
+            plan=organization.plan_id,
+        )

@@ -1,0 +1,198 @@
+"""Workspaces, projects, statuses and labels of the caller's organizations."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import exists, func, select
+
+from extensions import db
+from models.auth import User
+from models.tracker import Issue, Label, Membership, Project, Status, Workspace
+from services.errors import ConflictError, NotFoundError
+from services.tracker import accounts, plans
+from services.tracker.access import MANAGE, READ, organization_access, project_access, workspace_access
+
+# What every new project starts with (DESIGN.md): one status per category.
+DEFAULT_STATUSES = (
+    ("Backlog", "#94a3b8", "backlog"),
+    ("Todo", "#64748b", "todo"),
+    ("In Progress", "#f59e0b", "in_progress"),
+    ("Done", "#22c55e", "done"),
+    ("Cancelled", "#ef4444", "cancelled"),
+)
+
+
+def list_workspaces(user: User) -> list[Workspace]:
+    return list(
+        db.session.scalars(
+            select(Workspace)
+            .join(Membership, Membership.organization_id == Workspace.organization_id)
+            .where(Membership.user_id == user.id)
+            .order_by(Workspace.created_at, Workspace.slug)
+        )
+    )
+
+
+def create_workspace(user: User, organization_id: uuid.UUID, name: str, slug: str | None) -> Workspace:
+    access = organization_access(user, organization_id, MANAGE)
+    return accounts.create_workspace(access.organization, name, slug)
+
+
+def get_workspace(user: User, slug: str) -> Workspace:
+    return workspace_access(user, slug, READ)[0]
+
+
+def update_workspace(user: User, slug: str, changes: dict) -> Workspace:
+    workspace, _ = workspace_access(user, slug, MANAGE)
+    return apply_workspace_changes(workspace, changes)
+
+
+def apply_workspace_changes(workspace: Workspace, changes: dict) -> Workspace:
+    if "slug" in changes and changes["slug"] != workspace.slug:
+        taken = db.session.scalar(select(exists().where(Workspace.slug == changes["slug"])))
+        if taken:
+            raise ConflictError("A workspace with this slug already exists", field="slug")
+        workspace.slug = changes["slug"]
+    if "name" in changes:
+        workspace.name = changes["name"]
+    db.session.flush()
+    return workspace
+
+
+def list_projects(user: User, slug: str) -> list[Project]:
+    workspace, _ = workspace_access(user, slug, READ)
+    return list(
+        db.session.scalars(
+            select(Project)
+            .where(Project.workspace_id == workspace.id)
+            .order_by(Project.created_at, Project.key)
+        )
+    )
+
+
+def create_project(user: User, slug: str, data: dict) -> Project:
+    workspace, access = workspace_access(user, slug, MANAGE)
+    if db.session.scalar(
+        select(exists().where(Project.workspace_id == workspace.id, Project.key == data["key"]))
+    ):
+        raise ConflictError("A project with this key already exists in the workspace", field="key")
+    plans.ensure_within_limit(access.organization, "projects")
+    project = Project(
+        workspace_id=workspace.id,
+        organization_id=workspace.organization_id,
+        name=data["name"],
+        key=data["key"],
+        description=data.get("description"),
+        issue_counter=0,
+    )
+    db.session.add(project)
+    db.session.flush()
+    for position, (name, color, category) in enumerate(DEFAULT_STATUSES):
+        db.session.add(
+            Status(project_id=project.id, name=name, color=color, category=category, position=position)
+        )
+    db.session.flush()
+    return project
+
+
+def get_project(user: User, slug: str, project_id: uuid.UUID) -> Project:
+    return project_access(user, slug, project_id, READ)[0]
+
+
+def update_project(user: User, slug: str, project_id: uuid.UUID, changes: dict) -> Project:
+    """Name and description change; the key does not, since issue keys are built from it."""
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    for field in ("name", "description"):
+        if field in changes:
+            setattr(project, field, changes[field])
+    db.session.flush()
+    return project
+
+
+def delete_project(user: User, slug: str, project_id: uuid.UUID) -> None:
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    db.session.delete(project)
+    db.session.flush()
+
+
+def list_statuses(user: User, slug: str, project_id: uuid.UUID) -> list[Status]:
+    project, _ = project_access(user, slug, project_id, READ)
+    return list(
+        db.session.scalars(
+            select(Status).where(Status.project_id == project.id).order_by(Status.position, Status.name)
+        )
+    )
+
+
+def create_status(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Status:
+    """Append a status; without ``position`` it goes last."""
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    position = data.get("position")
+    if position is None:
+        last = db.session.scalar(select(func.max(Status.position)).where(Status.project_id == project.id))
+        position = 0 if last is None else last + 1
+    status = Status(
+        project_id=project.id,
+        name=data["name"],
+        color=data["color"],
+        category=data["category"],
+        position=position,
+    )
+    db.session.add(status)
+    db.session.flush()
+    return status
+
+
+def _status(project: Project, status_id: uuid.UUID) -> Status:
+    status = db.session.get(Status, status_id)
+    if status is None or status.project_id != project.id:
+        raise NotFoundError("Status not found")
+    return status
+
+
+def update_status(
+    user: User, slug: str, project_id: uuid.UUID, status_id: uuid.UUID, changes: dict
+) -> Status:
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    status = _status(project, status_id)
+    for field in ("name", "color", "category", "position"):
+        if field in changes:
+            setattr(status, field, changes[field])
+    db.session.flush()
+    return status
+
+
+def delete_status(user: User, slug: str, project_id: uuid.UUID, status_id: uuid.UUID) -> None:
+    """A status still used by issues cannot go (409): move those issues first."""
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    status = _status(project, status_id)
+    if db.session.scalar(select(exists().where(Issue.status_id == status.id))):
+        raise ConflictError("Issues still have this status; move them to another status first")
+    db.session.delete(status)
+    db.session.flush()
+
+
+def list_labels(user: User, slug: str, project_id: uuid.UUID) -> list[Label]:
+    project, _ = project_access(user, slug, project_id, READ)
+    return list(db.session.scalars(select(Label).where(Label.project_id == project.id).order_by(Label.name)))
+
+
+def create_label(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Label:
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    if db.session.scalar(select(exists().where(Label.project_id == project.id, Label.name == data["name"]))):
+        raise ConflictError("A label with this name already exists in the project", field="name")
+    label = Label(project_id=project.id, name=data["name"], color=data["color"])
+    db.session.add(label)
+    db.session.flush()
+    return label
+
+
+def delete_label(user: User, slug: str, project_id: uuid.UUID, label_id: uuid.UUID) -> None:
+    """Removes the label from every issue that carries it."""
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    label = db.session.get(Label, label_id)
+    if label is None or label.project_id != project.id:
+        raise NotFoundError("Label not found")
+    db.session.delete(label)
+    db.session.flush()

@@ -1,0 +1,224 @@
+"""Rules and cadence: validation, permissions, and each rule's effect on a generated batch."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import delete
+
+from extensions import db
+from models.stock import Venda
+from tests.factories import (
+    add_sales,
+    auth_headers,
+    make_campanha,
+    make_loja,
+    make_produto,
+    make_user,
+    set_stock,
+)
+from tests.stock.test_batches import ON, build_network, generate
+from tests.stock.test_batches_support import API
+
+DEFAULTS = {
+    "priorizarCd": True,
+    "qtdMinima": 3,
+    "periodo": "30",
+    "pesoDistancia": 40,
+    "pesoGiro": 35,
+    "pesoEstoque": 25,
+    "bloqueioCampanha": True,
+    "qtdMaxima": 15,
+    "lojasBloqueadas": [],
+    "marcasBloqueadas": [],
+}
+
+
+@pytest.fixture
+def admin(client, ctx):
+    return auth_headers(client, make_user(papel="admin"))
+
+
+@pytest.fixture
+def planner(client, ctx):
+    return auth_headers(client, make_user(papel="planejador"))
+
+
+def put_rules(client, headers, **fields):
+    r = client.put(f"{API}/regras", headers=headers, json=fields)
+    assert r.status_code == 200, r.get_json()
+    return r.get_json()
+
+
+def batch_recs(client, headers):
+    lote = client.get(f"{API}/lotes", headers=headers).get_json()[0]
+    return client.get(f"{API}/lotes/{lote['id']}/recomendacoes", headers=headers).get_json()
+
+
+# --- reading, replacing, permissions ---------------------------------------------------------
+
+
+def test_defaults_then_replace_then_partial_put_resets(client, admin, planner):
+    assert client.get(f"{API}/regras", headers=planner).get_json() == DEFAULTS
+    body = put_rules(
+        client, admin, qtdMinima=2, qtdMaxima=9, periodo="14", marcasBloqueadas=["X", " X ", "Y"]
+    )
+    assert body["qtdMinima"] == 2 and body["periodo"] == "14"
+    assert body["marcasBloqueadas"] == ["X", "Y"]
+    assert client.get(f"{API}/regras", headers=planner).get_json() == body
+    # PUT replaces: what is left out takes the documented default again.
+    assert put_rules(client, admin, pesoGiro=10) == {**DEFAULTS, "pesoGiro": 10}
+
+
+def test_only_admin_changes_rules_and_cadence(client, ctx, planner):
+    assert client.put(f"{API}/regras", headers=planner, json={}).status_code == 403
+    assert client.put(f"{API}/config/cadence", headers=planner, json={"cadence": "diaria"}).status_code == 403
+    gerente = auth_headers(client, make_user(papel="gerente_loja", loja=make_loja()))
+    assert client.put(f"{API}/regras", headers=gerente, json={}).status_code == 403
+    assert client.get(f"{API}/regras").status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("body", "loc"),
+    [
+        ({"pesoDistancia": 101}, ["body", "pesoDistancia"]),
+        ({"pesoGiro": -1}, ["body", "pesoGiro"]),
+        ({"pesoEstoque": 12.5}, ["body", "pesoEstoque"]),
+        ({"pesoEstoque": "20"}, ["body", "pesoEstoque"]),
+        ({"qtdMinima": 0}, ["body", "qtdMinima"]),
+        ({"qtdMaxima": 0}, ["body", "qtdMaxima"]),
+        ({"qtdMinima": 10, "qtdMaxima": 5}, ["body", "qtdMinima"]),
+        ({"periodo": "45"}, ["body", "periodo"]),
+        ({"periodo": 30}, ["body", "periodo"]),
+        ({"priorizarCd": "talvez"}, ["body", "priorizarCd"]),
+        ({"lojasBloqueadas": ["nao-e-uuid"]}, ["body", "lojasBloqueadas", 0]),
+        ({"lojasBloqueadas": [str(uuid.uuid4())]}, ["body", "lojasBloqueadas", 0]),
+        ({"lojasBloqueadas": "abc"}, ["body", "lojasBloqueadas"]),
+        ({"marcasBloqueadas": [""]}, ["body", "marcasBloqueadas", 0]),
+        ({"pesoDistancia": 0, "pesoGiro": 0, "pesoEstoque": 0}, ["body", "pesoDistancia"]),
+    ],
+)
+def test_invalid_rules_are_422_pointing_at_the_field(client, admin, body, loc):
+    r = client.put(f"{API}/regras", headers=admin, json=body)
+    assert r.status_code == 422, r.get_json()
+    assert loc in [d["loc"] for d in r.get_json()["detail"]]
+    assert client.get(f"{API}/regras", headers=admin).get_json() == DEFAULTS
+
+
+def test_blocked_store_ids_are_stored_normalised(client, ctx, admin):
+    loja = make_loja()
+    body = put_rules(client, admin, lojasBloqueadas=[str(loja.id).upper(), str(loja.id)])
+    assert body["lojasBloqueadas"] == [str(loja.id)]
+
+
+def test_cadence_read_and_replace(client, admin, planner):
+    assert client.get(f"{API}/config/cadence", headers=planner).get_json()["cadence"] == "semanal"
+    for cadence in ("diaria", "quinzenal", "mensal", "semanal"):
+        r = client.put(f"{API}/config/cadence", headers=admin, json={"cadence": cadence})
+        assert r.status_code == 200 and r.get_json()["cadence"] == cadence
+    r = client.put(f"{API}/config/cadence", headers=admin, json={"cadence": "anual"})
+    assert r.status_code == 422 and r.get_json()["detail"][0]["loc"] == ["body", "cadence"]
+    r = client.put(f"{API}/config/cadence", headers=admin, json={})
+    assert r.status_code == 422 and r.get_json()["detail"][0]["loc"] == ["body", "cadence"]
+
+
+# --- each rule's effect on a generated batch -------------------------------------------------
+
+
+def test_blocked_store_is_never_origin_nor_destination(client, runner, admin):
+    net = build_network()
+    blocked = net["lojas"][0]
+    generate(runner)
+    assert any(r["lojaDestinoId"] == str(blocked.id) for r in batch_recs(client, admin))
+    put_rules(client, admin, lojasBloqueadas=[str(blocked.id)])
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert recs
+    assert all(str(blocked.id) not in (r["lojaDestinoId"], r["origemId"]) for r in recs)
+
+
+def test_blocked_brand_is_never_moved(client, runner, admin):
+    build_network(marca="Marca A")
+    other = build_network(marca="Marca B")
+    generate(runner)
+    assert {r["produtoId"] for r in batch_recs(client, admin)} >= {str(other["produto"].id)}
+    put_rules(client, admin, marcasBloqueadas=["Marca B"])
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert recs and all(r["produtoId"] != str(other["produto"].id) for r in recs)
+
+
+def test_quantities_stay_between_minimum_and_maximum(client, runner, admin):
+    build_network()
+    put_rules(client, admin, qtdMinima=5, qtdMaxima=6)
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert recs and all(5 <= r["quantidade"] <= 6 for r in recs)
+    put_rules(client, admin, qtdMinima=1, qtdMaxima=2)
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert recs and all(1 <= r["quantidade"] <= 2 for r in recs)
+
+
+def test_campaign_stock_is_not_taken_out_of_the_origin(client, runner, admin):
+    net = build_network()
+    make_campanha(net["produto"], loja=net["cd"], inicio=ON - timedelta(days=3), fim=ON + timedelta(days=3))
+    put_rules(client, admin, bloqueioCampanha=True)
+    generate(runner)
+    assert all(r["origemId"] != str(net["cd"].id) for r in batch_recs(client, admin))
+    put_rules(client, admin, bloqueioCampanha=False)
+    generate(runner)
+    recs = [r for r in batch_recs(client, admin) if r["origemId"] == str(net["cd"].id)]
+    assert recs and all(r["emCampanha"] for r in recs)
+
+
+def test_priorizar_cd_prefers_the_cd_over_a_nearer_store(client, runner, admin):
+    cd = make_loja(nome="CD Longe", is_cd=True, lat=-22.0, lng=-47.0)
+    sobra = make_loja(nome="Loja Sobra", lat=-23.551, lng=-46.631)
+    falta = make_loja(nome="Loja Falta", lat=-23.55, lng=-46.63)
+    produto = make_produto(tamanhos=("38",))
+    set_stock(cd, produto, **{"38": 300})
+    set_stock(sobra, produto, **{"38": 300})
+    set_stock(falta, produto, **{"38": 0})
+    add_sales(falta, produto, "38", [3] * 30, end=ON)
+    add_sales(sobra, produto, "38", [0] * 29 + [1], end=ON)
+    put_rules(client, admin, priorizarCd=True)
+    generate(runner)
+    recs = [r for r in batch_recs(client, admin) if r["lojaDestinoId"] == str(falta.id)]
+    assert recs and {r["origemId"] for r in recs} == {str(cd.id)}
+    put_rules(client, admin, priorizarCd=False)
+    generate(runner)
+    recs = [r for r in batch_recs(client, admin) if r["lojaDestinoId"] == str(falta.id)]
+    assert recs and {r["origemId"] for r in recs} == {str(sobra.id)}
+
+
+def test_periodo_sets_the_sales_history_behind_the_average(client, runner, admin):
+    net = build_network(stores=1)
+    loja = net["lojas"][0]
+    generate(runner)
+    media_30 = batch_recs(client, admin)[0]["vendaMediaDestino"]
+    assert media_30 == pytest.approx(2.0)
+    # Sales stop a week before the batch date: a 7-day window sees none of them.
+    db.session.execute(delete(Venda).where(Venda.loja_id == loja.id, Venda.data >= ON - timedelta(days=7)))
+    put_rules(client, admin, periodo="30")
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert recs and recs[0]["vendaMediaDestino"] == pytest.approx(2.0 * 23 / 30, abs=0.01)
+    put_rules(client, admin, periodo="7")
+    generate(runner)
+    assert all(r["vendaMediaDestino"] == 0 for r in batch_recs(client, admin))
+
+
+def test_weights_change_the_scores(client, runner, admin):
+    build_network(stores=6)
+    put_rules(client, admin, pesoDistancia=100, pesoGiro=0, pesoEstoque=0)
+    generate(runner)
+    by_distance = {(r["lojaDestinoId"], r["tamanho"]): r["score"] for r in batch_recs(client, admin)}
+    put_rules(client, admin, pesoDistancia=0, pesoGiro=0, pesoEstoque=100)
+    generate(runner)
+    by_stock = {(r["lojaDestinoId"], r["tamanho"]): r["score"] for r in batch_recs(client, admin)}
+    common = set(by_distance) & set(by_stock)
+    assert common and any(by_distance[k] != by_stock[k] for k in common)
+    assert all(0 <= s <= 100 for s in [*by_distance.values(), *by_stock.values()])

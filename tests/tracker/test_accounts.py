@@ -1,0 +1,177 @@
+"""Accounts: register, login, refresh rotation and reuse, me, one identity with the stock service."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask_jwt_extended import create_access_token, create_refresh_token
+
+from tests.factories import PASSWORD as STOCK_PASSWORD
+from tests.factories import make_user
+from tests.tracker.support import API, PASSWORD, assert_error, register, superadmin
+
+
+def test_register_creates_user_organization_and_workspace(client):
+    response = client.post(
+        f"{API}/auth/register", json={"name": "Ana Souza", "email": "Ana@Loja.test", "password": PASSWORD}
+    )
+    assert response.status_code == 201
+    body = response.get_json()
+    assert set(body["user"]) >= {"id", "name", "email", "created_at"}
+    assert body["user"]["email"] == "ana@loja.test"
+    assert body["user"]["created_at"].endswith("+00:00")
+    headers = {"Authorization": f"Bearer {body['access_token']}"}
+
+    me = client.get(f"{API}/auth/me", headers=headers).get_json()
+    assert me["id"] == body["user"]["id"]
+    assert me["avatar_url"] is None
+    assert me["superadmin"] is False
+    assert [(o["name"], o["role"]) for o in me["organizations"]] == [("Ana Souza", "owner")]
+
+    workspaces = client.get(f"{API}/workspaces", headers=headers).get_json()["workspaces"]
+    assert len(workspaces) == 1
+    assert workspaces[0]["organization_id"] == me["organizations"][0]["id"]
+    assert workspaces[0]["slug"] == "ana-souza"
+
+
+def test_registrations_with_the_same_name_get_unique_slugs(client):
+    first = register(client, name="João Silva")
+    second = register(client, name="João Silva")
+    assert first.slug == "joao-silva"
+    assert second.slug != first.slug and second.slug.startswith("joao-silva")
+
+
+def test_register_refuses_bad_fields_with_details(client):
+    response = client.post(f"{API}/auth/register", json={"name": "", "email": "nope", "password": "short"})
+    body = assert_error(response, 400, "VALIDATION_ERROR")
+    assert {d["field"] for d in body["details"]} == {"name", "email", "password"}
+
+    response = client.post(f"{API}/auth/register", json={"email": "a@b.test", "password": PASSWORD})
+    assert [d["field"] for d in assert_error(response, 400, "VALIDATION_ERROR")["details"]] == ["name"]
+
+    response = client.post(
+        f"{API}/auth/register", json={"name": "A", "email": "a@b.test", "password": PASSWORD, "role": "owner"}
+    )
+    assert assert_error(response, 400, "VALIDATION_ERROR")["details"][0]["field"] == "role"
+
+    response = client.post(f"{API}/auth/register", data="not json", content_type="application/json")
+    assert_error(response, 400, "VALIDATION_ERROR")
+
+
+def test_register_with_an_existing_email_is_a_conflict(client):
+    register(client, email="dup@tracker.test")
+    response = client.post(
+        f"{API}/auth/register", json={"name": "Other", "email": "DUP@tracker.test", "password": PASSWORD}
+    )
+    assert_error(response, 409, "CONFLICT")
+
+
+def test_login_returns_the_user_and_a_token_pair(client):
+    tenant = register(client, email="login@tracker.test")
+    response = client.post(f"{API}/auth/login", json={"email": "login@tracker.test", "password": PASSWORD})
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["user"] == {"id": tenant.user_id, "name": body["user"]["name"], "email": "login@tracker.test"}
+    me = client.get(f"{API}/auth/me", headers={"Authorization": f"Bearer {body['access_token']}"})
+    assert me.status_code == 200
+
+
+def test_login_does_not_say_which_part_was_wrong(client):
+    register(client, email="known@tracker.test")
+    wrong_password = client.post(
+        f"{API}/auth/login", json={"email": "known@tracker.test", "password": "x" * 9}
+    )
+    unknown_email = client.post(
+        f"{API}/auth/login", json={"email": "ghost@tracker.test", "password": PASSWORD}
+    )
+    first = assert_error(wrong_password, 401, "INVALID_CREDENTIALS")
+    second = assert_error(unknown_email, 401, "INVALID_CREDENTIALS")
+    assert first["message"] == second["message"]
+
+
+def test_login_with_invalid_fields_is_a_validation_error(client):
+    body = assert_error(
+        client.post(f"{API}/auth/login", json={"email": "not-an-email"}), 400, "VALIDATION_ERROR"
+    )
+    assert {d["field"] for d in body["details"]} == {"email", "password"}
+
+
+def test_refresh_rotates_and_reuse_revokes_the_family(client):
+    tenant = register(client)
+    first = client.post(f"{API}/auth/refresh", json={"refresh_token": tenant.refresh_token})
+    assert first.status_code == 200
+    pair = first.get_json()
+    assert pair["refresh_token"] != tenant.refresh_token
+    assert (
+        client.get(f"{API}/auth/me", headers={"Authorization": f"Bearer {pair['access_token']}"}).status_code
+        == 200
+    )
+
+    # The presented token died; presenting it again is reuse.
+    reused = client.post(f"{API}/auth/refresh", json={"refresh_token": tenant.refresh_token})
+    assert_error(reused, 401, "INVALID_TOKEN")
+    # ...and the whole family went with it, including the token issued by the rotation.
+    after = client.post(f"{API}/auth/refresh", json={"refresh_token": pair["refresh_token"]})
+    assert_error(after, 401, "INVALID_TOKEN")
+
+
+def test_refresh_with_garbage_or_an_access_token_is_invalid(client):
+    tenant = register(client)
+    assert_error(client.post(f"{API}/auth/refresh", json={"refresh_token": "abc.def"}), 401, "INVALID_TOKEN")
+    access = client.post(f"{API}/auth/refresh", json={"refresh_token": tenant.access_token})
+    assert_error(access, 401, "INVALID_TOKEN")
+    assert_error(client.post(f"{API}/auth/refresh", json={}), 400, "VALIDATION_ERROR")
+
+
+def test_expired_tokens_say_token_expired(client, app):
+    tenant = register(client)
+    with app.app_context():
+        expired_access = create_access_token(identity=tenant.user_id, expires_delta=timedelta(seconds=-5))
+        expired_refresh = create_refresh_token(identity=tenant.user_id, expires_delta=timedelta(seconds=-5))
+    response = client.get(f"{API}/auth/me", headers={"Authorization": f"Bearer {expired_access}"})
+    assert_error(response, 401, "TOKEN_EXPIRED")
+    response = client.post(f"{API}/auth/refresh", json={"refresh_token": expired_refresh})
+    assert_error(response, 401, "TOKEN_EXPIRED")
+
+
+def test_token_lifetimes_are_24_hours_and_7_days(client, app):
+    tenant = register(client)
+    with app.app_context():
+        from flask_jwt_extended import decode_token
+
+        access = decode_token(tenant.access_token)
+        refresh = decode_token(tenant.refresh_token)
+    assert access["exp"] - access["iat"] == 24 * 3600
+    assert refresh["exp"] - refresh["iat"] == 7 * 24 * 3600
+
+
+def test_me_needs_a_valid_bearer_token(client):
+    assert_error(client.get(f"{API}/auth/me"), 401, "UNAUTHORIZED")
+    assert_error(client.get(f"{API}/auth/me", headers={"Authorization": "Bearer nope"}), 401, "UNAUTHORIZED")
+
+
+def test_superadmin_email_makes_a_superadmin(client):
+    root = superadmin(client)
+    assert client.get(f"{API}/auth/me", headers=root.headers).get_json()["superadmin"] is True
+    assert client.get(f"{API}/admin/stats", headers=root.headers).status_code == 200
+
+
+def test_an_account_of_the_stock_service_signs_in_here(client, ctx):
+    user = make_user(email="planner@giro.test", name="Planner")
+    response = client.post(
+        f"{API}/auth/login", json={"email": "planner@giro.test", "password": STOCK_PASSWORD}
+    )
+    assert response.status_code == 200
+    assert response.get_json()["user"]["id"] == str(user.id)
+    # A token issued here is accepted by the stock service too.
+    token = response.get_json()["access_token"]
+    assert client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+
+
+def test_an_account_registered_here_signs_in_to_the_stock_service(client):
+    register(client, email="both@tracker.test")
+    response = client.post("/api/v1/auth/login", json={"email": "both@tracker.test", "senha": PASSWORD})
+    assert response.status_code == 200
+    # Same person, same password: the stock login also knows the wrong one.
+    wrong = client.post("/api/v1/auth/login", json={"email": "both@tracker.test", "senha": "wrong-password"})
+    assert wrong.status_code == 401
