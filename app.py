@@ -67,7 +67,8 @@ def _select_locale() -> str:
 
 
 def register_database_hooks(app: Flask) -> None:
-    """SQLite: enforce foreign keys and let SQLAlchemy own transactions (SAVEPOINT works)."""
+    """SQLite: enforce foreign keys, let SQLAlchemy own transactions (SAVEPOINT works)
+    and let writing requests take the write lock when their transaction begins."""
     with app.app_context():
         engine = db.engine
     if engine.dialect.name != "sqlite":
@@ -86,7 +87,19 @@ def register_database_hooks(app: Flask) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection):
-        connection.exec_driver_sql("BEGIN")
+        # A deferred transaction that reads and then writes fails at once when
+        # another writer committed in between (the busy timeout cannot help), so
+        # writing requests take the write lock up front and queue instead.
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if _is_write_request() else "BEGIN")
+
+
+def _is_write_request() -> bool:
+    from flask import has_request_context, request
+
+    return has_request_context() and request.method not in SAFE_METHODS
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def register_jwt_callbacks(app: Flask) -> None:
@@ -106,8 +119,10 @@ def register_jwt_callbacks(app: Flask) -> None:
         if user.sessions_valid_after and issued < user.sessions_valid_after.timestamp():
             return None
         now = utcnow()
-        # Activity for the admin statistics, written at most every 15 minutes.
-        if user.last_seen_at is None or (now - user.last_seen_at).total_seconds() > 900:
+        # Activity for the admin statistics: sign-in and refresh record it, and so
+        # does any change, at most every 15 minutes. Reads never write.
+        stale = user.last_seen_at is None or (now - user.last_seen_at).total_seconds() > 900
+        if stale and _is_write_request():
             user.last_seen_at = now
         return user
 

@@ -109,7 +109,7 @@ def reset_postgres(url: str) -> None:
         conn.execute("CREATE SCHEMA public")
 
 
-def run(name: str, url: str, files: dict[str, Path], rows: int) -> list[tuple[str, str, int, float]]:
+def run(name: str, url: str, files: dict[str, Path], rows: int) -> list[tuple[str, str, int, float, float]]:
     flask(url, "db", "upgrade", "heads")
     flask(url, "import", "stores", str(files["stores"]))
     flask(url, "import", "products", str(files["products"]))
@@ -117,7 +117,7 @@ def run(name: str, url: str, files: dict[str, Path], rows: int) -> list[tuple[st
     for label in ("first import", "re-import"):
         seconds, output = flask(url, "import", "sales", str(files["sales"]))
         print(f"[{name} {label}] {output.strip()}", flush=True)
-        results.append((name, label, rows, seconds))
+        results.append((name, label, rows, seconds, os.getloadavg()[0]))
     return results
 
 
@@ -143,10 +143,11 @@ def main() -> None:
             results += run("postgresql", args.postgres, files, args.rows)
 
     print()
-    print(f"{'database':<12} {'run':<14} {'rows':>10} {'seconds':>9} {'rows/s':>10}")
-    for name, label, rows, seconds in results:
-        print(f"{name:<12} {label:<14} {rows:>10,} {seconds:>9.1f} {rows / seconds:>10,.0f}")
-    print("(seconds: wall time of the whole `flask import sales` process, start-up included)")
+    print(f"{'database':<12} {'run':<14} {'rows':>10} {'seconds':>9} {'rows/s':>10} {'load avg':>9}")
+    for name, label, rows, seconds, load in results:
+        print(f"{name:<12} {label:<14} {rows:>10,} {seconds:>9.1f} {rows / seconds:>10,.0f} {load:>9.1f}")
+    print("(seconds: wall time of the whole `flask import sales` process, start-up included;")
+    print(f" load avg: the machine's 1-minute load average after the run, on {os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

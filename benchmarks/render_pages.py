@@ -12,8 +12,6 @@ in-process through the WSGI app (no network, no browser), each of:
 - the full batch page (``GET /lotes/<id>``), the default order, first page;
 - the table alone, as htmx asks for it after a filter or sort change
   (``HX-Request``, sorted by product name: the most expensive sort);
-- the flow per node, which the page loads below the table when it scrolls
-  into view (``GET /lotes/<id>/fluxo``, htmx);
 - one decision in place (``POST .../aprovar``: the row plus the totals and
   flow out of band), alternating approve and refuse on pending rows.
 
@@ -201,7 +199,6 @@ def bench_batch_page(url: str, n_recs: int, runs: int) -> float:
     fragment = _time(
         lambda: client.get(f"{page}?ordem=produto&dir=asc", headers={"HX-Request": "true"}), runs
     )
-    flow = _time(lambda: client.get(f"{page}/fluxo", headers={"HX-Request": "true"}), runs)
     ids = itertools.cycle(pending)
     actions = itertools.cycle(["aprovar", "recusar"])
     action = _time(
@@ -214,7 +211,6 @@ def bench_batch_page(url: str, n_recs: int, runs: int) -> float:
     print(f"  batch page: {n_recs} recommendations, first page of 50 rows, {size / 1024:.0f} KiB of HTML")
     median = _report("GET /lotes/<id> (full page)", full)
     _report("GET table only (htmx, sorted by product)", fragment)
-    _report("GET flow per node (htmx, loads when revealed)", flow)
     _report("POST approve/refuse in place (row + totals)", action)
     verdict = "OK" if median < TARGET_MS else "OVER TARGET"
     print(f"  full page median {median:.1f} ms vs target {TARGET_MS:.0f} ms: {verdict}")

@@ -87,8 +87,8 @@ def build_world(shape: Shape, seed: int, *, variant: int = 0) -> World:
     cluster = rng.integers(0, n_clusters, n_nodes)
     lat = centres[cluster, 0] + rng.normal(0, 0.6, n_nodes)
     lng = centres[cluster, 1] + rng.normal(0, 0.6, n_nodes)
-    lat[is_cd] = centres[: shape.cds, 0] if n_clusters >= shape.cds else centres[0, 0]
-    lng[is_cd] = centres[: shape.cds, 1] if n_clusters >= shape.cds else centres[0, 1]
+    lat[is_cd] = centres[np.arange(shape.cds) % n_clusters, 0]
+    lng[is_cd] = centres[np.arange(shape.cds) % n_clusters, 1]
 
     n_brands, n_categories = 8, 6
     product_brand = rng.integers(0, n_brands, shape.products).astype(np.int32)
@@ -392,22 +392,25 @@ def run_scale(seed: int, with_quality: bool) -> None:
     inputs, rules = world.inputs, world.rules
     n, k = inputs.stock.shape
     print(f"\nScale: N={n} nodes, K={k} items ({n * k:,} cells), {inputs.history_days} days of sales")
-    recommend(inputs, rules)  # warm-up (imports, caches)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    recommend(inputs, rules)  # warm-up (imports, caches)
     tracemalloc.start()
     t0 = time.perf_counter()
     out = recommend(inputs, rules)
     elapsed = time.perf_counter() - t0
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     recommend(inputs, rules)
-    untraced = time.perf_counter() - t1
+    untraced, cpu = time.perf_counter() - t1, time.process_time() - c1
+    load = os.getloadavg()[0]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     violations = check_rules(world, out)
     print(
-        f"recommend: {untraced:.2f} s ({elapsed:.2f} s under tracemalloc), peak traced memory "
-        f"{peak:.0f} MB, process max RSS {rss:.0f} MB (before: {rss_before:.0f} MB)"
+        f"recommend: {untraced:.2f} s wall, {cpu:.2f} s CPU (load average {load:.1f} on "
+        f"{os.cpu_count()} CPUs; {elapsed:.2f} s under tracemalloc), peak traced memory "
+        f"{peak:.0f} MB, process max RSS {rss:.0f} MB (with the network built, before the engine ran: "
+        f"{rss_before:.0f} MB)"
     )
     print(
         f"{len(out):,} recommendations, {int(out.quantity.sum()):,} units, rule violations: {len(violations)}"

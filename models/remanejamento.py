@@ -46,6 +46,12 @@ class Lote(UUIDPrimaryKey, CreatedAt, db.Model):
     criado_por_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
     )
+    # Stock-out risk of the network on ``data``, from the arrays the engine read
+    # (``services.stock.metrics.risk_figures``): the dashboard shows it without
+    # re-aggregating millions of sales rows.
+    tamanhos_em_risco: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    lojas_em_risco: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    rupturas: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class Recomendacao(UUIDPrimaryKey, db.Model):
@@ -54,7 +60,6 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
     __tablename__ = "recomendacoes"
     __table_args__ = (
         CheckConstraint("quantidade > 0", name="quantidade_positive"),
-        Index("ix_recomendacoes_lote_ordem", "lote_id", "prioridade_rank", "score", "posicao"),
         # Only decided rows are indexed: the history reads them, a new batch adds none.
         Index(
             "ix_recomendacoes_decididas",
@@ -64,10 +69,12 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
         ),
     )
 
-    lote_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("lotes.id", ondelete="CASCADE"))
-    # The catalogue references carry no foreign key on purpose: a batch writes ~150 k rows in
-    # one COPY and per-row FK triggers would triple its write time. The ids come from the same
-    # transaction's read of the catalogue, and stores/products are never deleted by the API.
+    # No foreign keys on lote_id and the catalogue ids, on purpose: a batch writes ~170 k rows
+    # in one COPY, and PostgreSQL's per-row FK triggers made that write 2-3 times slower on the
+    # 2-core target (docs/batches.md). The lote is created in the same transaction just
+    # before, the catalogue ids come from that transaction's read, and the API deletes
+    # neither batches nor stores nor products.
+    lote_id: Mapped[uuid.UUID] = mapped_column(Uuid)
     produto_id: Mapped[uuid.UUID] = mapped_column(Uuid)
     tamanho: Mapped[str] = mapped_column(String(20))
     cor: Mapped[str] = mapped_column(String(60))
@@ -100,6 +107,17 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
     executada_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # Business day of the execution: sales from that day on count as its result.
     executada_data: Mapped[date | None] = mapped_column(Date, nullable=True)
+
+
+# The list order (priority, score descending, engine order) within a batch. The engine emits
+# rows in this order too, so a new batch appends to the index instead of splitting it.
+Index(
+    "ix_recomendacoes_lote_ordem",
+    Recomendacao.lote_id,
+    Recomendacao.prioridade_rank,
+    Recomendacao.score.desc(),
+    Recomendacao.posicao,
+)
 
 
 class AcaoRecomendacao(UUIDPrimaryKey, db.Model):

@@ -73,7 +73,19 @@ def app(tmp_path_factory):
     app.test_cli_runner_class = IsolatedCliRunner
     with app.app_context():
         flask_migrate.upgrade(revision="heads")
+        app.extensions["seed_rows"] = _snapshot_seed_rows()
     return app
+
+
+def _snapshot_seed_rows() -> dict:
+    """Rows the migrations seed (plans, ...), restored after a committing test."""
+    rows = {}
+    with db.engine.connect() as conn:
+        for table in db.metadata.sorted_tables:
+            found = [dict(r._mapping) for r in conn.execute(table.select())]
+            if found:
+                rows[table.name] = found
+    return rows
 
 
 def _app_ctx_id() -> int:
@@ -107,9 +119,13 @@ def db_session(request, app):
 def _empty_all_tables(app) -> None:
     with app.app_context():
         db.session.remove()
+        seed = app.extensions["seed_rows"]
         with db.engine.begin() as conn:
             for table in reversed(db.metadata.sorted_tables):
                 conn.execute(table.delete())
+            for table in db.metadata.sorted_tables:
+                if table.name in seed:
+                    conn.execute(table.insert(), seed[table.name])
 
 
 @pytest.fixture(autouse=True)

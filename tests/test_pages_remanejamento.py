@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import re
 from datetime import date
 
@@ -170,6 +171,18 @@ def test_dashboard_shows_kpis_charts_and_the_open_batch(client, net, planner):
     assert "Decisões mais urgentes" in body and "Tênis Corrida Leve" in body
 
 
+def test_dashboard_learning_chart_after_refusals(client, net, planner):
+    csrf = sign_in(client, planner)
+    lid = net["lote"].id
+    client.post(f"/lotes/{lid}/recomendacoes/{net['recs']['baixa'].id}/recusar", headers=hx(csrf))
+    body = text(client.get("/"))
+    chart = re.search(r'data-chart="chart-aprendizado">(.*?)</script>', body, re.S)
+    assert chart, "the learning chart is drawn once a refusal exists"
+    config = json.loads(chart.group(1))
+    assert any("Loja Curitiba → Loja Moema" in label for label in config["data"]["labels"])
+    assert "Redução do score" in body and "Loja Curitiba → Loja Moema" in body
+
+
 def test_dashboard_without_any_batch_says_so(client, ctx):
     sign_in(client, make_user(papel="visualizador", name="Vera Leitora"))
     body = text(client.get("/"))
@@ -206,16 +219,13 @@ def test_batch_page_full_then_only_the_table_for_htmx(client, net, planner):
 
 def test_flow_per_node_lists_what_each_node_sends_and_receives(client, net, planner):
     sign_in(client, planner)
-    fragment = client.get(f"/lotes/{net['lote'].id}/fluxo", headers=hx())
-    body = text(fragment)
-    assert fragment.status_code == 200 and "<html" not in body
+    page = text(client.get(f"/lotes/{net['lote'].id}"))
+    body = page[page.index('<section id="fluxo"') :]
     # Active ones: the CD sends 6 + 4 in two items; Paulista receives 6 + 3 + 4 and sends nothing.
     paulista = body[body.index("Loja Paulista") :]
     assert re.search(r"0 <span[^>]*>un\. · 0 itens</span></td>\s*<td class=\"num\">13 <span", paulista)
     cd = body[body.index("CD Cajamar") :]
     assert re.search(r"10 <span[^>]*>un\. · 2 itens", cd)
-    page = client.get(f"/lotes/{net['lote'].id}/fluxo")
-    assert "<html" in text(page) and "Fluxo do lote" in text(page)
 
 
 @pytest.mark.parametrize(
@@ -377,6 +387,14 @@ def test_store_managers_see_and_execute_only_their_store(client, net):
     assert other.status_code == 404
     refused = client.post(f"/lotes/{lid}/recomendacoes/{net['recs']['alta'].id}/aprovar", headers=hx(csrf))
     assert refused.status_code == 403
+    # In bulk, another store's recommendation is "not found", never named.
+    hidden = client.post(
+        f"/lotes/{lid}/acoes",
+        data={"acao": "executar", "rid": [str(net["recs"]["media"].id)]},
+        headers=hx(csrf),
+    )
+    assert "1 não pôde mudar" in text(hidden) and "Recomendação não encontrada" in text(hidden)
+    assert "Loja Moema" not in text(hidden).split('id="bulk-result"')[1].split("</div>")[0]
 
 
 def test_bulk_actions_report_what_could_not_change(client, net, planner):
@@ -453,6 +471,12 @@ def test_pick_lists_of_approved_transfers_per_origin(client, net, planner):
     assert ["TCL-01", "Tênis Corrida Leve", "Preto", "37", "3", "Loja Paulista", "São Paulo"] in rows
     # Pending, executed and vetoed ones are not picked.
     assert not any(row and row[0] == "BTC-02" for row in rows)
+
+    # A product name that a spreadsheet would run as a formula stays text.
+    net["tenis"].nome = "=HYPERLINK(1)"
+    db.session.flush()
+    rows = _csv_rows(client.get(f"/lotes/{lid}/separacao.csv"))
+    assert ["TCL-01", "'=HYPERLINK(1)", "Preto", "38", "6", "Loja Paulista", "São Paulo"] in rows
 
     one = client.get(f"/lotes/{lid}/separacao.csv?origemId={net['moema'].id}")
     assert "SP02" in one.headers["Content-Disposition"]
@@ -561,3 +585,24 @@ def test_history_filters_by_status(client, net, planner):
     assert "<html" not in body and "Vitrine" in body and "Bota Couro" not in body
     unknown = text(client.get("/historico?status=qualquer"))
     assert "Situação desconhecida" in unknown
+
+
+def test_store_managers_pick_lists_hold_only_their_store(client, net):
+    # Approved, but from the CD to Moema: not Paulista's business.
+    add_rec(net["lote"], net["bota"], net["cd"], net["moema"], tamanho="38", status="aprovada")
+    manager = make_user(papel="gerente_loja", loja=net["paulista"])
+    sign_in(client, manager)
+    rows = _csv_rows(client.get(f"/lotes/{net['lote'].id}/separacao.csv"))
+    assert ["TCL-01", "Tênis Corrida Leve", "Preto", "37", "3", "Loja Paulista", "São Paulo"] in rows
+    assert not any(row and row[0] == "BTC-02" for row in rows)
+
+
+def test_empty_states_without_batches(client, ctx):
+    produto = make_produto(nome="Sandália Praia", tamanhos=("35", "36"))
+    make_loja(nome="Loja Recife", cidade="Recife")
+    sign_in(client, make_user(papel="planejador"))
+    assert "Nenhum lote gerado ainda" in text(client.get("/lotes"))
+    grade_page = text(client.get(f"/grade/{produto.id}"))
+    assert "Estoque atual (sem lote)" in grade_page and "Nenhum lote" in grade_page
+    assert "tamanho 35: atual 0, movimento 0, final 0, ruptura" in grade_page
+    assert "Nenhuma decisão tomada ainda" in text(client.get("/historico"))

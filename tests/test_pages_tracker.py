@@ -127,6 +127,16 @@ def test_board_groups_cards_by_status_and_htmx_gets_only_the_columns(client, tea
     assert "HX-Request" in fragment.headers["Vary"]
 
 
+def test_the_board_filters_to_my_issues(client, team):
+    owner, project = team["owner"], team["project"]
+    make_issue(client, owner, project, title="Revisar fotos", assignee_id=team["member"].user_id)
+    sign_in(client, team["member"])
+    mine = client.get(board_path(owner, project) + "?mine=1", headers=HX).get_data(as_text=True)
+    assert "WEB-3" in mine and "WEB-1" not in mine and "WEB-2" not in mine
+    full = client.get(board_path(owner, project) + "?mine=1").get_data(as_text=True)
+    assert 'name="mine" value="1" checked' in full
+
+
 def test_moving_a_card_changes_the_status_through_the_service(client, team):
     csrf = sign_in(client, team["owner"])
     done = team["statuses"]["done"]["id"]

@@ -18,7 +18,6 @@ from marshmallow import ValidationError
 from blueprints.pages.common import page_login_required, render_page
 from blueprints.pages.tracker import tenant_error
 from blueprints.pages.tracker_text import domain_errors, domain_message, page_status, schema_errors
-from blueprints.tracker.common import install_hooks
 from extensions import db, htmx
 from models.auth import User
 from models.tracker import FEATURE_NAMES, LIMIT_NAMES, Organization
@@ -37,7 +36,6 @@ from services.errors import DomainError
 from services.tracker import admin, plans
 
 blp = Blueprint("admin_pages", __name__, url_prefix="/admin")
-install_hooks(blp)
 # Unknown ids and other service errors get the same pt-BR error page as the tracker pages.
 blp.register_error_handler(DomainError, tenant_error)
 

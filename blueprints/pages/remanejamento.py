@@ -244,8 +244,8 @@ def _chart(
         options["indexAxis"] = "y"
         options["plugins"]["legend"] = {"display": False}
     config = {"type": kind, "data": {"labels": labels, "datasets": datasets}, "options": options}
-    # "</" would close the <script> element that carries the JSON.
-    return json.dumps(config, ensure_ascii=False).replace("</", "<\\/")
+    # No "<" at all inside the <script> element that carries the JSON ("</script>", "<!--").
+    return json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
 
 
 def dashboard_context(user: User) -> dict:
@@ -363,7 +363,16 @@ class TableState:
         try:
             filters = RecomendacoesQuery().load(api_values)
         except ValidationError as exc:
-            errors.append(_("Filtro inválido ignorado: %(campos)s.", campos=", ".join(sorted(exc.messages))))
+            labels = {
+                "prioridade": _("Prioridade"),
+                "tipoOrigem": _("Tipo de origem"),
+                "origemId": _("Origem"),
+                "lojaDestinoId": _("Destino"),
+                "produtoId": _("Produto"),
+                "status": _("Situação"),
+            }
+            campos = ", ".join(sorted(labels.get(name, name) for name in exc.messages))
+            errors.append(_("Filtro inválido ignorado: %(campos)s.", campos=campos))
             for bad in exc.messages:
                 raw.pop(bad, None)
                 api_values.pop(bad, None)
@@ -459,21 +468,15 @@ def _block(name: str) -> str | None:
     return name if _fragment_request() else None
 
 
-def _batch_context(
-    lote_id: uuid.UUID, user: User, state: TableState, *, panels: bool = True, oob_panels: bool = False
-) -> dict:
-    """What the batch page shows; without ``panels`` only the table (an htmx filter/sort/page change).
-
-    ``oob_panels``: the flow too, for a response that refreshes it out of band.
-    """
+def _batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels: bool = True) -> dict:
+    """What the batch page shows; without ``panels`` only the table (an htmx filter/sort/page change)."""
     table = _table(lote_id, user, state)
     context = {"lote": {"id": lote_id}, "table": table, "bulk": None, "oob": False}
     if panels:
         context.update(
             lote=_lote_or_404(lote_id),
             totais=batches.totais(lote_id, user),
-            # The flow panel sits below the table and loads when scrolled into view (fluxo_panel).
-            fluxo=batches.fluxo(lote_id, user) if oob_panels else None,
+            fluxo=batches.fluxo(lote_id, user),
             options=_filter_options(lote_id, user, table),
             situacoes=SITUACOES,
             prioridades=PRIORIDADES,
@@ -491,17 +494,6 @@ def lote(lid: str):
     return render_page("remanejamento/lote.html", _block("rec_table"), **context)
 
 
-@blp.route("/lotes/<lid>/fluxo")
-@page_login_required()
-def fluxo_panel(lid: str):
-    """The flow per node of the batch: a fragment for the batch page, or a page of its own."""
-    lote_id = _uuid_or_404(lid)
-    lote = _lote_or_404(lote_id)
-    return render_page(
-        "remanejamento/fluxo.html", _block("flow"), lote=lote, fluxo=batches.fluxo(lote_id, current_user)
-    )
-
-
 def _row_response(
     lote_id: uuid.UUID, rid: uuid.UUID, *, mode: str = "view", error: str | None = None, status: int = 200
 ) -> Response:
@@ -509,8 +501,7 @@ def _row_response(
     try:
         rec = decisions.get_recomendacao(rid, current_user, lote_id=lote_id)
     except DomainError as exc:
-        body = render_page("remanejamento/_row_missing.html", status=exc.status, rid=rid, message=exc.message)
-        return body
+        return render_page("remanejamento/_row_missing.html", status=exc.status, rid=rid, message=exc.message)
     return render_page(
         "remanejamento/_row_update.html",
         status=status,
@@ -606,12 +597,12 @@ def _bulk(lote_id: uuid.UUID, user: User, form) -> BulkResult:
         except ValidationError:
             result.error = _("Informe o motivo do veto.")
             return result
-    recs = {
-        r.id: r
-        for r in db.session.scalars(
-            select(Recomendacao).where(Recomendacao.id.in_(ids), Recomendacao.lote_id == lote_id)
-        )
-    }
+    # Only what the user may see gets a name in the report; the rest is "not found", as in the API.
+    stmt = select(Recomendacao).where(Recomendacao.id.in_(ids), Recomendacao.lote_id == lote_id)
+    cond = decisions.visible_condition(user)
+    if cond is not None:
+        stmt = stmt.where(cond)
+    recs = {r.id: r for r in db.session.scalars(stmt)}
     names = Names.load({r.produto_id for r in recs.values()})
     labels = {rid: _rec_label(rec, names) for rid, rec in recs.items()}
     for rid in ids:
@@ -640,12 +631,16 @@ def bulk(lid: str):
     status = 422 if result.error else 200
     # The totals and the flow come along out of band after a change.
     changed = result.error is None
-    context = _batch_context(lote_id, current_user, TableState.read(request.form), oob_panels=changed)
+    context = _batch_context(lote_id, current_user, TableState.read(request.form))
     context.update(bulk=result, oob=changed)
     return render_page("remanejamento/lote.html", "rec_table", status=status, **context)
 
 
-CSV_HEADER = ("SKU", "Produto", "Cor", "Tamanho", "Quantidade", "Destino", "Cidade do destino")
+def _cell(value: Any) -> Any:
+    """Text that a spreadsheet would run as a formula is kept as text."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 @blp.route("/lotes/<lid>/separacao.csv")
@@ -682,20 +677,33 @@ def export_csv(lid: str):
         origem = names.lojas[oid]
         rows = sorted(by_origin[oid], key=size_key)
         out.writerow([])
-        out.writerow([_("Origem"), f"{origem.nome} ({origem.codigo})", origem.cidade])
-        out.writerow([_(h) for h in CSV_HEADER])
+        out.writerow([_("Origem"), _cell(f"{origem.nome} ({origem.codigo})"), _cell(origem.cidade)])
+        out.writerow(
+            [
+                _("SKU"),
+                _("Produto"),
+                _("Cor"),
+                _("Tamanho"),
+                _("Quantidade"),
+                _("Destino"),
+                _("Cidade do destino"),
+            ]
+        )
         for rec in rows:
             produto = names.produtos[rec.produto_id]
             destino = names.lojas[rec.destino_id]
             out.writerow(
                 [
-                    produto.sku,
-                    produto.nome,
-                    rec.cor,
-                    rec.tamanho,
-                    rec.quantidade,
-                    destino.nome,
-                    destino.cidade,
+                    _cell(v)
+                    for v in (
+                        produto.sku,
+                        produto.nome,
+                        rec.cor,
+                        rec.tamanho,
+                        rec.quantidade,
+                        destino.nome,
+                        destino.cidade,
+                    )
                 ]
             )
         out.writerow([_("Total"), "", "", "", sum(r.quantidade for r in rows), "", ""])

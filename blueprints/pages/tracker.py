@@ -25,7 +25,6 @@ from sqlalchemy import func, select
 
 from blueprints.pages.common import page_csrf_token, page_login_required, render_page
 from blueprints.pages.tracker_text import domain_errors, domain_message, page_status, schema_errors
-from blueprints.tracker.common import install_hooks
 from extensions import db, htmx
 from models.tracker import ISSUE_TYPES, PRIORITIES, Issue, Project, Status, Workspace
 from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
@@ -47,7 +46,6 @@ class TrackerPagesBlueprint(Blueprint):
 blp = TrackerPagesBlueprint("tracker_pages", __name__)
 # The API's guard against SQLite write races (a no-op on PostgreSQL): two quick edits
 # from one page must queue, not fail.
-install_hooks(blp)
 
 PRIORITY_TEXT = {
     "urgent": _l("Urgente"),
@@ -334,7 +332,11 @@ def card_kit(page: ProjectPage, slug: str) -> CardKit:
 def board_context(slug: str, project_id: uuid.UUID) -> dict:
     page = load_project(slug, project_id)
     q = request.args.get("q", "").strip()[:200]
-    found, truncated = all_issues(slug, project_id, {"q": q, "order_by": "priority", "order": "desc"})
+    mine = request.args.get("mine") == "1"
+    filters = {"q": q, "order_by": "priority", "order": "desc"}
+    if mine:
+        filters["assignee_id"] = current_user.id
+    found, truncated = all_issues(slug, project_id, filters)
     columns: dict[uuid.UUID, list[Issue]] = {status.id: [] for status in page.statuses}
     for issue in found:
         columns.setdefault(issue.status_id, []).append(issue)
@@ -344,6 +346,7 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
         "slug": slug,
         "columns": columns,
         "q": q,
+        "mine": mine,
         "truncated": truncated,
         "total": len(found),
         "kit": card_kit(page, slug),

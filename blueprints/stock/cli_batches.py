@@ -14,7 +14,7 @@ from services.stock import batches
 batches_cli = Blueprint("batches", __name__, cli_group="batches")
 
 
-def _summary(result: batches.GenerationResult) -> str:
+def describe_generation(result: batches.GenerationResult) -> str:
     lote = result.lote
     verb = "refreshed" if result.regenerado else "created"
     line = (
@@ -63,7 +63,7 @@ def generate_command(on):
     """Generate the batch of the ISO week of DATE, or refresh it keeping every decision."""
     day: date = on.date() if on else today()
     result = _run(lambda progress: batches.generate(day, progress=progress))
-    click.echo(_summary(result))
+    click.echo(describe_generation(result))
 
 
 @batches_cli.cli.command("run-due")
@@ -84,4 +84,4 @@ def run_due_command(on):
             f"no batch due (cadence {cadence['cadence']}, next on {cadence['proximoLote'].isoformat()})"
         )
         return
-    click.echo(_summary(result))
+    click.echo(describe_generation(result))

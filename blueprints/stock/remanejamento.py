@@ -52,6 +52,7 @@ def list_recomendacoes(query):
 
     Filtros por igualdade exata. Ordem: prioridade (alta, media, baixa), score decrescente,
     depois a ordem do motor. Inclui vetadas e recusadas (veja `/lotes/{lid}/recomendacoes?ativas=true`).
+    `limite`/`offset` paginam nessa ordem.
     """
     return decisions.list_recomendacoes(current_user, query)
 
@@ -146,8 +147,13 @@ def get_lote(lid):
 @blp.response(200, RecomendacaoOut(many=True))
 @blp.alt_response(404, description="Lote não encontrado")
 def lote_recomendacoes(query, lid):
-    """Recomendações do lote; `ativas=true` omite as vetadas e as recusadas."""
-    return decisions.lote_recomendacoes(lid, current_user, ativas=query["ativas"])
+    """Recomendações do lote; `ativas=true` omite as vetadas e as recusadas.
+
+    Mesma ordem da lista geral. `limite`/`offset` paginam (um lote pode ter centenas de milhares).
+    """
+    return decisions.lote_recomendacoes(
+        lid, current_user, ativas=query["ativas"], limite=query.get("limite"), offset=query["offset"]
+    )
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/fluxo", methods=["GET"])

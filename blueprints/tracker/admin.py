@@ -8,7 +8,6 @@ from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
-from blueprints.tracker.common import install_hooks
 from schemas.common import TrackerError
 from schemas.tracker.admin import (
     AdminOrganization,
@@ -32,7 +31,6 @@ from schemas.tracker.admin import (
 from services.tracker import admin, plans
 
 blp = Blueprint("tracker_admin", __name__, url_prefix="/admin", description="Platform administration")
-install_hooks(blp)
 
 
 def superadmin_required(func):
@@ -67,7 +65,7 @@ def stats():
 
 @blp.route("/users", methods=["GET"])
 @superadmin_required
-@blp.arguments(UserQuery, location="query")
+@blp.arguments(UserQuery, location="query", error_status_code=400)
 @blp.response(200, AdminUserPage)
 def list_users(query):
     """Every account, newest first; `q` searches name and e-mail. `per_page` defaults to 50,
@@ -77,7 +75,7 @@ def list_users(query):
 
 @blp.route("/users/<uuid:user_id>", methods=["PATCH"])
 @superadmin_required
-@blp.arguments(AdminUserUpdate)
+@blp.arguments(AdminUserUpdate, error_status_code=400)
 @blp.response(200, AdminUser)
 @blp.alt_response(404, schema=TrackerError, description="No such user")
 def update_user(body, user_id):
@@ -89,7 +87,7 @@ def update_user(body, user_id):
 
 @blp.route("/organizations", methods=["GET"])
 @superadmin_required
-@blp.arguments(OrganizationQuery, location="query")
+@blp.arguments(OrganizationQuery, location="query", error_status_code=400)
 @blp.response(200, AdminOrganizationPage)
 def list_organizations(query):
     """Every organization, newest first; filter by `plan`, search name or slug with `q`."""
@@ -98,7 +96,7 @@ def list_organizations(query):
 
 @blp.route("/organizations/<uuid:organization_id>", methods=["PATCH"])
 @superadmin_required
-@blp.arguments(AdminOrganizationUpdate)
+@blp.arguments(AdminOrganizationUpdate, error_status_code=400)
 @blp.response(200, AdminOrganization)
 @blp.alt_response(400, schema=TrackerError, description="Unknown plan")
 @blp.alt_response(404, schema=TrackerError, description="No such organization")
@@ -111,7 +109,7 @@ def update_organization(body, organization_id):
 
 @blp.route("/workspaces", methods=["GET"])
 @superadmin_required
-@blp.arguments(WorkspaceQuery, location="query")
+@blp.arguments(WorkspaceQuery, location="query", error_status_code=400)
 @blp.response(200, AdminWorkspacePage)
 def list_workspaces(query):
     """Every workspace, newest first; filter by `organization_id`, search with `q`."""
@@ -120,7 +118,7 @@ def list_workspaces(query):
 
 @blp.route("/workspaces/<uuid:workspace_id>", methods=["PATCH"])
 @superadmin_required
-@blp.arguments(AdminWorkspaceUpdate)
+@blp.arguments(AdminWorkspaceUpdate, error_status_code=400)
 @blp.response(200, AdminWorkspace)
 @blp.alt_response(404, schema=TrackerError, description="No such workspace")
 @blp.alt_response(409, schema=TrackerError, description="Slug taken")
@@ -139,7 +137,7 @@ def list_plans():
 
 @blp.route("/plans", methods=["POST"])
 @superadmin_required
-@blp.arguments(PlanCreate)
+@blp.arguments(PlanCreate, error_status_code=400)
 @blp.response(201, Plan)
 @blp.alt_response(409, schema=TrackerError, description="A plan with this id exists")
 def create_plan(body):
@@ -149,7 +147,7 @@ def create_plan(body):
 
 @blp.route("/plans/<plan_id>", methods=["PATCH"])
 @superadmin_required
-@blp.arguments(PlanUpdate)
+@blp.arguments(PlanUpdate, error_status_code=400)
 @blp.response(200, Plan)
 @blp.alt_response(404, schema=TrackerError, description="No such plan")
 def update_plan(body, plan_id):

@@ -6,7 +6,6 @@ from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
-from blueprints.tracker.common import install_hooks
 from extensions import db
 from schemas.common import TrackerError
 from schemas.tracker.accounts import (
@@ -22,11 +21,10 @@ from services import auth as auth_service
 from services.tracker import accounts
 
 blp = Blueprint("tracker_auth", __name__, url_prefix="/auth", description="Accounts and tokens")
-install_hooks(blp)
 
 
 @blp.route("/register", methods=["POST"])
-@blp.arguments(RegisterRequest)
+@blp.arguments(RegisterRequest, error_status_code=400)
 @blp.response(201, RegisterResponse)
 @blp.alt_response(400, schema=TrackerError, description="Invalid fields (password: at least 8 characters)")
 @blp.alt_response(409, schema=TrackerError, description="An account with this e-mail exists")
@@ -40,7 +38,7 @@ def register(body):
 
 
 @blp.route("/login", methods=["POST"])
-@blp.arguments(LoginRequest)
+@blp.arguments(LoginRequest, error_status_code=400)
 @blp.response(200, LoginResponse)
 @blp.alt_response(400, schema=TrackerError, description="VALIDATION_ERROR")
 @blp.alt_response(401, schema=TrackerError, description="INVALID_CREDENTIALS (never says which part)")
@@ -52,7 +50,7 @@ def login(body):
 
 
 @blp.route("/refresh", methods=["POST"])
-@blp.arguments(RefreshRequest)
+@blp.arguments(RefreshRequest, error_status_code=400)
 @blp.response(200, TokenPair)
 @blp.alt_response(401, schema=TrackerError, description="INVALID_TOKEN or TOKEN_EXPIRED")
 def refresh(body):

@@ -6,7 +6,6 @@ from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
-from blueprints.tracker.common import install_hooks
 from schemas.common import TrackerError
 from schemas.tracker.issues import (
     Issue,
@@ -26,7 +25,6 @@ blp = Blueprint(
     url_prefix="/workspaces/<slug>/projects/<uuid:project_id>/issues",
     description="Issues and relations",
 )
-install_hooks(blp)
 
 
 def _errors(*codes: int):
@@ -48,7 +46,7 @@ def _errors(*codes: int):
 
 @blp.route("", methods=["POST"])
 @auth_required()
-@blp.arguments(IssueCreate)
+@blp.arguments(IssueCreate, error_status_code=400)
 @blp.response(201, Issue)
 @_errors(400, 402, 403, 404)
 def create_issue(body, slug, project_id):
@@ -66,7 +64,7 @@ def create_issue(body, slug, project_id):
 
 @blp.route("", methods=["GET"])
 @auth_required()
-@blp.arguments(IssueListQuery, location="query")
+@blp.arguments(IssueListQuery, location="query", error_status_code=400)
 @blp.response(200, IssuePage)
 @_errors(400, 403, 404)
 def list_issues(query, slug, project_id):
@@ -94,7 +92,7 @@ def get_issue(slug, project_id, key):
 
 @blp.route("/<key>", methods=["PATCH"])
 @auth_required()
-@blp.arguments(IssueWrite)
+@blp.arguments(IssueWrite, error_status_code=400)
 @blp.response(200, IssueDetail)
 @_errors(400, 402, 403, 404)
 def update_issue(body, slug, project_id, key):
@@ -118,7 +116,7 @@ def delete_issue(slug, project_id, key):
 
 @blp.route("/<key>/relations", methods=["POST"])
 @auth_required()
-@blp.arguments(RelationCreate)
+@blp.arguments(RelationCreate, error_status_code=400)
 @blp.response(201, Relation)
 @_errors(400, 403, 404, 409)
 def create_relation(body, slug, project_id, key):

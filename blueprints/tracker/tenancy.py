@@ -11,7 +11,6 @@ from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
-from blueprints.tracker.common import install_hooks
 from schemas.common import TrackerError
 from schemas.tracker.accounts import MyOrganization
 from schemas.tracker.tenancy import (
@@ -51,7 +50,6 @@ blp = Blueprint(
     url_prefix="/workspaces",
     description="Workspaces, projects, statuses, labels",
 )
-install_hooks(orgs_blp, invitations_blp, blp)
 
 PROJECT = "/<slug>/projects/<uuid:project_id>"
 
@@ -92,7 +90,7 @@ def list_members(organization_id):
 
 @orgs_blp.route("/<uuid:organization_id>/members/<uuid:user_id>", methods=["PATCH"])
 @auth_required()
-@orgs_blp.arguments(MemberUpdate)
+@orgs_blp.arguments(MemberUpdate, error_status_code=400)
 @orgs_blp.response(200, Member)
 @_errors(403, 404, 409)
 def update_member(body, organization_id, user_id):
@@ -122,7 +120,7 @@ def list_invitations(organization_id):
 
 @orgs_blp.route("/<uuid:organization_id>/invitations", methods=["POST"])
 @auth_required()
-@orgs_blp.arguments(InvitationCreate)
+@orgs_blp.arguments(InvitationCreate, error_status_code=400)
 @orgs_blp.response(201, Invitation)
 @_errors(402, 403, 404, 409)
 def invite(body, organization_id):
@@ -169,7 +167,7 @@ def list_workspaces():
 
 @blp.route("", methods=["POST"])
 @auth_required()
-@blp.arguments(WorkspaceCreate)
+@blp.arguments(WorkspaceCreate, error_status_code=400)
 @blp.response(201, Workspace)
 @_errors(403, 404, 409)
 def create_workspace(body):
@@ -189,7 +187,7 @@ def get_workspace(slug):
 
 @blp.route("/<slug>", methods=["PATCH"])
 @auth_required()
-@blp.arguments(WorkspaceUpdate)
+@blp.arguments(WorkspaceUpdate, error_status_code=400)
 @blp.response(200, Workspace)
 @_errors(403, 404, 409)
 def update_workspace(body, slug):
@@ -208,7 +206,7 @@ def list_projects(slug):
 
 @blp.route("/<slug>/projects", methods=["POST"])
 @auth_required()
-@blp.arguments(ProjectCreate)
+@blp.arguments(ProjectCreate, error_status_code=400)
 @blp.response(201, Project)
 @_errors(402, 403, 404, 409)
 def create_project(body, slug):
@@ -229,7 +227,7 @@ def get_project(slug, project_id):
 
 @blp.route(PROJECT, methods=["PATCH"])
 @auth_required()
-@blp.arguments(ProjectUpdate)
+@blp.arguments(ProjectUpdate, error_status_code=400)
 @blp.response(200, Project)
 @_errors(403, 404)
 def update_project(body, slug, project_id):
@@ -257,7 +255,7 @@ def list_statuses(slug, project_id):
 
 @blp.route(PROJECT + "/statuses", methods=["POST"])
 @auth_required()
-@blp.arguments(StatusCreate)
+@blp.arguments(StatusCreate, error_status_code=400)
 @blp.response(201, Status)
 @_errors(403, 404)
 def create_status(body, slug, project_id):
@@ -267,7 +265,7 @@ def create_status(body, slug, project_id):
 
 @blp.route(PROJECT + "/statuses/<uuid:status_id>", methods=["PATCH"])
 @auth_required()
-@blp.arguments(StatusUpdate)
+@blp.arguments(StatusUpdate, error_status_code=400)
 @blp.response(200, Status)
 @_errors(403, 404)
 def update_status(body, slug, project_id, status_id):
@@ -295,7 +293,7 @@ def list_labels(slug, project_id):
 
 @blp.route(PROJECT + "/labels", methods=["POST"])
 @auth_required()
-@blp.arguments(LabelCreate)
+@blp.arguments(LabelCreate, error_status_code=400)
 @blp.response(201, Label)
 @_errors(403, 404, 409)
 def create_label(body, slug, project_id):

@@ -26,6 +26,9 @@ def upgrade():
     sa.Column('gerado_em', sa.DateTime(timezone=True), nullable=False),
     sa.Column('geracoes', sa.Integer(), nullable=False),
     sa.Column('criado_por_id', sa.Uuid(), nullable=True),
+    sa.Column('tamanhos_em_risco', sa.Integer(), nullable=True),
+    sa.Column('lojas_em_risco', sa.Integer(), nullable=True),
+    sa.Column('rupturas', sa.Integer(), nullable=True),
     sa.Column('id', sa.Uuid(), nullable=False),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.ForeignKeyConstraint(['criado_por_id'], ['users.id'], name=op.f('fk_lotes_criado_por_id_users'), ondelete='SET NULL'),
@@ -64,13 +67,12 @@ def upgrade():
     sa.Column('executada_data', sa.Date(), nullable=True),
     sa.Column('id', sa.Uuid(), nullable=False),
     sa.CheckConstraint('quantidade > 0', name=op.f('ck_recomendacoes_quantidade_positive')),
-    sa.ForeignKeyConstraint(['lote_id'], ['lotes.id'], name=op.f('fk_recomendacoes_lote_id_lotes'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['ultima_acao_por_id'], ['users.id'], name=op.f('fk_recomendacoes_ultima_acao_por_id_users'), ondelete='SET NULL'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_recomendacoes'))
     )
     with op.batch_alter_table('recomendacoes', schema=None) as batch_op:
         batch_op.create_index('ix_recomendacoes_decididas', ['ultima_acao_em'], unique=False, postgresql_where=sa.text('ultima_acao_em IS NOT NULL'), sqlite_where=sa.text('ultima_acao_em IS NOT NULL'))
-        batch_op.create_index('ix_recomendacoes_lote_ordem', ['lote_id', 'prioridade_rank', 'score', 'posicao'], unique=False)
+        batch_op.create_index('ix_recomendacoes_lote_ordem', ['lote_id', 'prioridade_rank', sa.text('score DESC'), 'posicao'], unique=False)
 
     op.create_table('acoes_recomendacao',
     sa.Column('recomendacao_id', sa.Uuid(), nullable=False),

@@ -92,11 +92,29 @@ class RecomendacoesQuery(QuerySchema):
     prioridade = fields.String(validate=validate.OneOf(PRIORIDADES))
     status = fields.String(validate=validate.OneOf(STATUS_RECOMENDACAO))
     tipoOrigem = fields.String(validate=validate.OneOf(TIPOS_ORIGEM))
+    limite = fields.Integer(
+        validate=validate.Range(min=1, max=10000),
+        metadata={"description": "Page size (extension to the spec); every match when absent"},
+    )
+    offset = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0),
+        metadata={"description": "Matches to skip, in list order (extension to the spec)"},
+    )
 
 
 class AtivasQuery(QuerySchema):
     ativas = fields.Boolean(
         load_default=False, metadata={"description": "Only recommendations not vetoed and not `recusada`"}
+    )
+    limite = fields.Integer(
+        validate=validate.Range(min=1, max=10000),
+        metadata={"description": "Page size (extension to the spec); every match when absent"},
+    )
+    offset = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0),
+        metadata={"description": "Matches to skip, in list order (extension to the spec)"},
     )
 
 
@@ -255,7 +273,14 @@ class KpisDashboard(StockSchema):
             "and have under 7 days of cover at that pace"
         ),
     )
-    rupturas = fields.Integer(required=True, metadata=_d("Of those, cells with no stock now"))
+    rupturas = fields.Integer(required=True, metadata=_d("Of those, cells with no stock"))
+    riscoEm = fields.Date(
+        required=True,
+        metadata=_d(
+            "Day the risk figures describe: the newest batch's generation date (figures computed from "
+            "the stock and sales the engine read), or today when no batch exists yet"
+        ),
+    )
     periodoDias = fields.Integer(required=True, metadata=_d("Days of sales behind the risk figures"))
 
 

@@ -23,11 +23,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from itertools import repeat
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, false, func, insert, select
+from sqlalchemy import case, delete, false, func, insert, select
 
 from extensions import db
 from models.auth import User
@@ -45,6 +44,7 @@ from services.stock.decisions import (
     visible_condition,
 )
 from services.stock.engine_contract import EngineInput, EngineOutput, EngineRules
+from services.stock.metrics import risk_figures
 from services.stock.rules import get_rules, history_days
 
 Progress = Callable[[str, float], None]
@@ -117,7 +117,8 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
     item_pos: list[int] = []
     item_size: list[str] = []
     for pi, p in enumerate(produtos):
-        for pos, size in enumerate(p.tamanhos or []):
+        # A size listed twice in a grid is one item.
+        for pos, size in enumerate(dict.fromkeys(p.tamanhos or [])):
             item_product.append(pi)
             item_pos.append(pos)
             item_size.append(size)
@@ -331,13 +332,22 @@ def _kept_mask(out: EngineOutput, net: Network, skip: set[tuple]) -> np.ndarray:
     return keep
 
 
-def _random_uuid_hex(count: int) -> list[str]:
-    """``count`` random version-4 UUIDs as 32 hex digits, in one pass over the bytes."""
+def _ordered_uuid_bytes(count: int) -> np.ndarray:
+    """``count`` time-ordered UUIDs (version 7 layout) as a (count, 16) byte array.
+
+    Millisecond timestamp, a per-call random value, a row counter, then 32 random bits:
+    the ids of a batch sort in list order and after every earlier batch, so the primary
+    key index of a table holding many weeks grows at its right edge instead of at
+    random pages.
+    """
     raw = np.frombuffer(os.urandom(16 * count), dtype=np.uint8).reshape(count, 16).copy()
-    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x40
+    raw[:, 0:6] = np.frombuffer(int(time.time() * 1000).to_bytes(6, "big"), dtype=np.uint8)
+    raw[:, 6:8] = raw[0, 6:8]
+    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x70
+    counter = np.arange(count, dtype=">u4").view(np.uint8).reshape(count, 4)
+    raw[:, 8:12] = counter
     raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80
-    digits = raw.tobytes().hex()
-    return [digits[i : i + 32] for i in range(0, 32 * count, 32)]
+    return raw
 
 
 def _columns(out: EngineOutput, net: Network, keep: np.ndarray) -> dict[str, list]:
@@ -368,53 +378,109 @@ def _columns(out: EngineOutput, net: Network, keep: np.ndarray) -> dict[str, lis
     }
 
 
-def _copy_escape_all(values: list[str]) -> list[str]:
-    """COPY text escaping of a whole column in four C-level passes instead of four per value."""
-    if not values:
-        return []
-    joined = "\x00".join(values)  # NUL cannot occur in PostgreSQL text
-    for raw, escaped in (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r")):
-        if raw in joined:
-            joined = joined.replace(raw, escaped)
-    return joined.split("\x00")
+# PostgreSQL binary COPY: every fixed-width column first, so that part of each row is one
+# numpy record; the text columns follow, joined per row from pre-encoded pieces.
+_FIXED = (
+    ("id", "V16"),
+    ("lote_id", "V16"),
+    ("produto_id", "V16"),
+    ("origem_id", "V16"),
+    ("destino_id", "V16"),
+    ("quantidade", ">i4"),
+    ("estoque_destino", ">i4"),
+    ("venda_media_destino", ">f8"),
+    ("estoque_origem", ">i4"),
+    ("venda_media_origem", ">f8"),
+    ("distancia_km", ">f8"),
+    ("prioridade_rank", ">i2"),
+    ("score", ">i4"),
+    ("posicao", ">i4"),
+    ("dias_ate_ruptura", ">i4"),
+    ("em_campanha", "u1"),
+    ("data", ">i4"),  # days since 2000-01-01
+    ("status", "S8"),
+    ("vetado", "u1"),
+)
+_VARIABLE = ("tamanho", "cor", "tipo_origem", "prioridade", "justificativa")
+_PG_EPOCH = date(2000, 1, 1)
 
 
-def _write_postgres(cols: dict[str, list], net: Network, lote_id: uuid.UUID, on: date) -> None:
-    """One text ``COPY`` built in bulk: per-value adaptation would dominate the write."""
-    count = len(cols["posicao"])
-    node = [str(n) for n in net.node_ids]
-    product = [str(p) for p in net.product_ids]
-    cor = _copy_escape_all(net.product_cor)
-    # Columns in REC_COLUMNS order.
-    columns = (
-        _random_uuid_hex(count),
-        repeat(str(lote_id), count),
-        [product[p] for p in cols["produto"]],
-        _copy_escape_all(cols["tamanho"]),
-        [cor[p] for p in cols["produto"]],
-        [node[o] for o in cols["origem"]],
-        [node[d] for d in cols["destino"]],
-        cols["tipo_origem"],
-        map(str, cols["quantidade"]),
-        map(str, cols["estoque_destino"]),
-        map(repr, cols["venda_media_destino"]),
-        map(str, cols["estoque_origem"]),
-        map(repr, cols["venda_media_origem"]),
-        map(repr, cols["distancia_km"]),
-        _copy_escape_all(cols["justificativa"]),
-        cols["prioridade"],
-        map(str, cols["prioridade_rank"]),
-        map(str, cols["score"]),
-        map(str, cols["posicao"]),
-        map(str, cols["dias_ate_ruptura"]),
-        ["t" if c else "f" for c in cols["em_campanha"]],
-        repeat(on.isoformat(), count),
-        repeat("pendente", count),
-        repeat("f", count),
+def _field(text: str) -> bytes:
+    """One text field of a binary COPY row: big-endian length, then the UTF-8 bytes."""
+    data = text.encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+def _uuid_array(ids: list[uuid.UUID]) -> np.ndarray:
+    return np.frombuffer(b"".join(i.bytes for i in ids), dtype="V16") if ids else np.empty(0, "V16")
+
+
+def _write_postgres(out: EngineOutput, net: Network, idx: np.ndarray, lote_id: uuid.UUID, on: date) -> None:
+    """The output rows ``idx`` through one binary ``COPY``, built with numpy in bulk.
+
+    Per-value adaptation (``write_row``) or text formatting would dominate the write of
+    a 150 k-row batch; binary also spares PostgreSQL the parsing.
+    """
+    count = len(idx)
+    layout = [("ncols", ">i2")]
+    for name, kind in _FIXED:
+        layout += [(f"{name}_len", ">i4"), (name, kind)]
+    fixed = np.zeros(count, dtype=np.dtype(layout))
+    fixed["ncols"] = len(_FIXED) + len(_VARIABLE)
+    for name, kind in _FIXED:
+        fixed[f"{name}_len"] = np.dtype(kind).itemsize
+    origin, dest, item = out.origin[idx], out.dest[idx], out.item[idx]
+    products = net.item_product[item]
+    nodes = _uuid_array(net.node_ids)
+    prio = [str(p) for p in np.asarray(out.priority, dtype=object)[idx]]
+    fixed["id"] = _ordered_uuid_bytes(count).view("V16").ravel()
+    fixed["lote_id"] = np.frombuffer(lote_id.bytes, dtype="V16")[0]
+    fixed["produto_id"] = _uuid_array(net.product_ids)[products]
+    fixed["origem_id"] = nodes[origin]
+    fixed["destino_id"] = nodes[dest]
+    fixed["quantidade"] = out.quantity[idx]
+    fixed["estoque_destino"] = out.dest_stock[idx]
+    fixed["venda_media_destino"] = np.round(out.dest_daily_sales[idx].astype(np.float64), 3)
+    fixed["estoque_origem"] = out.origin_stock[idx]
+    fixed["venda_media_origem"] = np.round(out.origin_daily_sales[idx].astype(np.float64), 3)
+    fixed["distancia_km"] = np.round(out.distance_km[idx].astype(np.float64), 1)
+    fixed["prioridade_rank"] = [PRIORIDADE_RANK[p] for p in prio]
+    fixed["score"] = out.score[idx]
+    fixed["posicao"] = idx
+    fixed["dias_ate_ruptura"] = out.days_to_stockout[idx]
+    fixed["em_campanha"] = out.in_campaign[idx]
+    fixed["data"] = (on - _PG_EPOCH).days
+    fixed["status"] = b"pendente"
+
+    size_field = [_field(s) for s in net.item_size]
+    cor_field = [_field(c) for c in net.product_cor]
+    tipo_field = {True: _field("cd"), False: _field("loja")}
+    prio_field = {p: _field(p) for p in PRIORIDADE_RANK}
+    justification = out.justification
+    record = fixed.dtype.itemsize
+    blob = fixed.tobytes()
+    rows = (
+        blob[i * record : (i + 1) * record]
+        + size_field[k]
+        + cor_field[p]
+        + tipo_field[c]
+        + prio_field[r]
+        + _field(justification[m])
+        for i, (k, p, c, r, m) in enumerate(
+            zip(
+                item.tolist(),
+                products.tolist(),
+                net.node_is_cd[origin].tolist(),
+                prio,
+                idx.tolist(),
+                strict=True,
+            )
+        )
     )
-    payload = ("\n".join(map("\t".join, zip(*columns, strict=True))) + "\n").encode()
+    payload = b"".join((_PG_HEADER, b"\x00" * 8, *rows, b"\xff\xff"))
+    columns = ", ".join([name for name, _ in _FIXED] + list(_VARIABLE))
     raw = db.session.connection().connection.driver_connection
-    with raw.cursor() as cur, cur.copy(f"COPY recomendacoes ({', '.join(REC_COLUMNS)}) FROM STDIN") as cp:
+    with raw.cursor() as cur, cur.copy(f"COPY recomendacoes ({columns}) FROM STDIN (FORMAT binary)") as cp:
         cp.write(payload)
 
 
@@ -439,16 +505,16 @@ def _write_generic(cols: dict[str, list], net: Network, lote_id: uuid.UUID, on: 
         db.session.execute(insert(Recomendacao), rows)
 
 
-def _bulk_insert(cols: dict[str, list], net: Network, lote_id: uuid.UUID, on: date) -> int:
-    """Insert the batch's rows in one statement; returns how many."""
-    count = len(cols["posicao"])
-    if count == 0:
+def _bulk_insert(out: EngineOutput, net: Network, keep: np.ndarray, lote_id: uuid.UUID, on: date) -> int:
+    """Insert the output rows marked in ``keep`` in one statement; returns how many."""
+    idx = np.flatnonzero(keep)
+    if len(idx) == 0:
         return 0
     if db.session.get_bind().dialect.name == "postgresql":
-        _write_postgres(cols, net, lote_id, on)
+        _write_postgres(out, net, idx, lote_id, on)
     else:
-        _write_generic(cols, net, lote_id, on)
-    return count
+        _write_generic(_columns(out, net, keep), net, lote_id, on)
+    return len(idx)
 
 
 # --- generation ------------------------------------------------------------------------------
@@ -481,6 +547,7 @@ def generate(on: date, *, user: User | None = None, progress: Progress | None = 
     t0 = time.perf_counter()
     out = engine.recommend(inputs, engine_rules(rules))
     timings["compute"] = time.perf_counter() - t0
+    risk = risk_figures(inputs)
     del inputs
 
     report("gravacao", 0.8)
@@ -526,8 +593,9 @@ def generate(on: date, *, user: User | None = None, progress: Progress | None = 
         lote.data = on
         lote.gerado_em = now
         lote.geracoes += 1
-        db.session.flush()
-    written = _bulk_insert(_columns(out, net, _kept_mask(out, net, kept)), net, lote.id, on)
+    lote.tamanhos_em_risco, lote.lojas_em_risco, lote.rupturas = risk
+    db.session.flush()
+    written = _bulk_insert(out, net, _kept_mask(out, net, kept), lote.id, on)
     db.session.flush()
     timings["write"] = time.perf_counter() - t0
     report("concluido", 1.0)
@@ -700,32 +768,29 @@ def list_lotes() -> list[dict]:
     return [lote_out(lote, pending=counts.get(lote.id, 0), newest_id=newest_id) for lote in lotes]
 
 
-def _active_recs(lote_id: uuid.UUID, user: User):
-    stmt = select(
-        Recomendacao.origem_id,
-        Recomendacao.destino_id,
-        Recomendacao.quantidade,
-        Recomendacao.tipo_origem,
-        Recomendacao.prioridade,
-    ).where(Recomendacao.lote_id == lote_id, active_condition())
+def _active_where(lote_id: uuid.UUID, user: User) -> list:
+    where = [Recomendacao.lote_id == lote_id, active_condition()]
     cond = visible_condition(user)
     if cond is not None:
-        stmt = stmt.where(cond)
-    return db.session.execute(stmt).all()
+        where.append(cond)
+    return where
 
 
 def fluxo(lote_id: uuid.UUID, user: User) -> list[dict]:
     """Units and recommendations leaving and arriving at each node of the batch's active ones.
 
     Only nodes that send or receive appear; CDs first, then stores, each by name.
+    Aggregated by the database: a batch can hold hundreds of thousands of rows.
     """
     get_lote(lote_id)
+    where = _active_where(lote_id, user)
     flows: dict[uuid.UUID, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for origem, destino, qtd, _tipo, _prio in _active_recs(lote_id, user):
-        flows[origem][0] += qtd
-        flows[origem][2] += 1
-        flows[destino][1] += qtd
-        flows[destino][3] += 1
+    for column, units, items in ((Recomendacao.origem_id, 0, 2), (Recomendacao.destino_id, 1, 3)):
+        for node, total, count in db.session.execute(
+            select(column, func.sum(Recomendacao.quantidade), func.count()).where(*where).group_by(column)
+        ):
+            flows[node][units] = int(total)
+            flows[node][items] = int(count)
     if not flows:
         return []
     lojas = db.session.execute(select(Loja.id, Loja.nome, Loja.is_cd).where(Loja.id.in_(flows.keys()))).all()
@@ -745,18 +810,25 @@ def fluxo(lote_id: uuid.UUID, user: User) -> list[dict]:
 
 
 def totais(lote_id: uuid.UUID, user: User) -> dict:
-    """Totals of the batch's active recommendations."""
+    """Totals of the batch's active recommendations, aggregated by the database."""
     get_lote(lote_id)
-    recs = _active_recs(lote_id, user)
-    return {
-        "totalItens": len(recs),
-        "totalUnidades": sum(r.quantidade for r in recs),
-        "origens": len({r.origem_id for r in recs}),
-        "destinos": len({r.destino_id for r in recs}),
-        "altaPrioridade": sum(1 for r in recs if r.prioridade == "alta"),
-        "viaCd": sum(1 for r in recs if r.tipo_origem == "cd"),
-        "viaLoja": sum(1 for r in recs if r.tipo_origem == "loja"),
-    }
+
+    def count_if(cond):
+        return func.coalesce(func.sum(case((cond, 1), else_=0)), 0)
+
+    row = db.session.execute(
+        select(
+            func.count(),
+            func.coalesce(func.sum(Recomendacao.quantidade), 0),
+            func.count(func.distinct(Recomendacao.origem_id)),
+            func.count(func.distinct(Recomendacao.destino_id)),
+            count_if(Recomendacao.prioridade == "alta"),
+            count_if(Recomendacao.tipo_origem == "cd"),
+            count_if(Recomendacao.tipo_origem == "loja"),
+        ).where(*_active_where(lote_id, user))
+    ).one()
+    keys = ("totalItens", "totalUnidades", "origens", "destinos", "altaPrioridade", "viaCd", "viaLoja")
+    return {k: int(v) for k, v in zip(keys, row, strict=True)}
 
 
 def lote_detail(lote_id: uuid.UUID, user: User) -> dict:

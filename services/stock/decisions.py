@@ -13,15 +13,12 @@ either repeats it (unchanged) or is refused with 409. Nothing is lost.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import false, or_, select
-from sqlalchemy.exc import OperationalError
 
 from extensions import db
 from models.auth import User
@@ -43,7 +40,6 @@ ACTION_ROLES = {
 LIST_ORDER = (Recomendacao.prioridade_rank, Recomendacao.score.desc(), Recomendacao.posicao, Recomendacao.id)
 # SQLite refuses to upgrade a reader to a writer once another writer committed
 # (SQLITE_BUSY_SNAPSHOT); the action is then retried on a fresh transaction.
-SQLITE_RETRIES = 8
 
 
 def visible_condition(user: User | Actor):
@@ -111,15 +107,24 @@ def list_recomendacoes(user: User, filters: dict[str, Any]) -> list[Recomendacao
     for name, column in columns.items():
         if filters.get(name) is not None:
             stmt = stmt.where(column == filters[name])
-    return list(db.session.scalars(_scoped(stmt, user).order_by(*LIST_ORDER)))
+    return _page(_scoped(stmt, user), filters.get("limite"), filters.get("offset", 0))
 
 
-def lote_recomendacoes(lote_id: uuid.UUID, user: User, *, ativas: bool = False) -> list[Recomendacao]:
+def lote_recomendacoes(
+    lote_id: uuid.UUID, user: User, *, ativas: bool = False, limite: int | None = None, offset: int = 0
+) -> list[Recomendacao]:
     get_lote(lote_id)
     stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id)
     if ativas:
         stmt = stmt.where(active_condition())
-    return list(db.session.scalars(_scoped(stmt, user).order_by(*LIST_ORDER)))
+    return _page(_scoped(stmt, user), limite, offset)
+
+
+def _page(stmt, limite: int | None, offset: int) -> list[Recomendacao]:
+    stmt = stmt.order_by(*LIST_ORDER).offset(offset)
+    if limite is not None:
+        stmt = stmt.limit(limite)
+    return list(db.session.scalars(stmt))
 
 
 def active_condition():
@@ -226,27 +231,9 @@ def _act(
     if user.papel not in ACTION_ROLES[acao]:
         raise ForbiddenError("Sem permissão para esta ação")
     actor = Actor(user.id, user.name, user.papel, user.loja_id)
-    sqlite = db.session.get_bind().dialect.name == "sqlite"
-    attempts = SQLITE_RETRIES if sqlite else 1
-    for attempt in range(attempts):
-        try:
-            return _act_once(rid, actor, acao, apply, lote_id=lote_id, motivo=motivo, sqlite=sqlite)
-        except OperationalError as exc:
-            if not sqlite or attempt == attempts - 1 or "locked" not in str(exc).lower():
-                raise
-            current_app.logger.info("retrying %s on %s after a SQLite write conflict", acao, rid)
-            db.session.rollback()
-            time.sleep(0.02 * (attempt + 1))
-    raise AssertionError("unreachable")
-
-
-def _act_once(rid, actor: Actor, acao, apply, *, lote_id, motivo, sqlite: bool) -> Recomendacao:
-    if sqlite:
-        # SQLite has no FOR UPDATE: take its write lock first, so that the read below
-        # cannot be overtaken by another writer (the busy timeout waits for it).
-        db.session.execute(
-            Recomendacao.__table__.update().where(Recomendacao.id == rid).values(id=Recomendacao.id)
-        )
+    # The row lock (FOR UPDATE) makes a second planner wait and then see the first
+    # one's result. SQLite has no row locks; there the writing request already holds
+    # the database's write lock from its first statement (``app.py``).
     if lote_id is not None and db.session.get(Lote, lote_id) is None:
         raise NotFoundError("Lote não encontrado")
     stmt = (

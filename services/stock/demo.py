@@ -24,7 +24,8 @@ from sqlalchemy import func, select, update
 
 from extensions import db
 from models.auth import User
-from models.stock import Loja, Produto, RegrasRemanejamento
+from models.remanejamento import AcaoRecomendacao, Lote, Recomendacao
+from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from services import auth as auth_service
 from services.clock import today
 from services.stock import importer
@@ -231,31 +232,14 @@ def store_count() -> int:
 
 
 def wipe_stock_data() -> None:
-    """Delete the stock domain: stores, products and every row tied to them; accounts stay, unlinked.
-
-    The domain is found from the foreign keys, so tables added later (batches,
-    recommendations and their history) go too: everything that references a
-    doomed table, and every non-account table a doomed table references.
-    """
-    users = User.__table__.name
-    doomed = {Loja.__table__.name, Produto.__table__.name}
-    while True:
-        grown = set(doomed)
-        for table in db.metadata.sorted_tables:
-            if table.name == users:
-                continue
-            parents = {fk.column.table.name for fk in table.foreign_keys} - {users, table.name}
-            if table.name in grown:
-                grown |= parents
-            elif parents & grown:
-                grown.add(table.name)
-        if grown == doomed:
-            break
-        doomed = grown
-    tables = [table for table in db.metadata.sorted_tables if table.name in doomed]
+    """Delete the stock domain (batches and their history, campaigns, sales, stock, products,
+    stores); accounts stay, unlinked from their stores."""
+    # Children first: recommendations carry no foreign keys (bulk-written batches), so
+    # the order is spelled out rather than derived from the schema.
+    doomed = (AcaoRecomendacao, Recomendacao, Lote, Campanha, Venda, Estoque, Produto, Loja)
     db.session.execute(update(User).values(loja_id=None))
-    for table in reversed(tables):
-        db.session.execute(table.delete())
+    for model in doomed:
+        db.session.execute(model.__table__.delete())
     rules = db.session.get(RegrasRemanejamento, 1)
     if rules is not None:
         # Blocked store ids would point at stores that no longer exist.

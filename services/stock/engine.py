@@ -20,8 +20,9 @@ The model, in four steps (``docs/engine.md`` has the full write-up):
    at once) while the net gain of a unit is at least ``MIN_UNIT_GAIN``. That
    is the exact optimum of the per-item transportation problem without route
    costs, because gains are decreasing and losses increasing. The first
-   ``qtd_minima`` units of a destination are valued at their average, so a
-   shipment is worth it only when its minimum lot is.
+   ``qtd_minima`` units of a destination are valued at their average and
+   ship when that average reaches ``MIN_LOT_GAIN``: the minimum lot is the
+   planners' own rule, so a badly needed first unit may carry its lot.
 3. **Routing.** Each destination of an item receives its quantity from one
    origin, chosen in rounds vectorised over items (the most urgent
    destination of every item first): an origin that can send everything
@@ -34,6 +35,8 @@ The model, in four steps (``docs/engine.md`` has the full write-up):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import sparse
 from scipy.special import gammaln, pdtr, pdtrc
@@ -45,7 +48,7 @@ from services.stock.engine_contract import EngineInput, EngineOutput, EngineRule
 MIN_UNIT_GAIN = 0.25
 # A minimum lot (qtd_minima units to one destination) ships when its units
 # add, on average, at least this much.
-MIN_LOT_GAIN = 0.2
+MIN_LOT_GAIN = 0.15
 # An origin keeps its expected horizon demand plus this many standard
 # deviations (Poisson: sqrt of the mean), whichever of the estimated and the
 # observed rate is higher.
@@ -229,15 +232,19 @@ def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, pos
 
 
+@dataclass
 class _Plan:
     """Routes chosen by the planner, in the order they were assigned."""
 
-    def __init__(self, origin, dest, item, quantity, urgency):
-        self.origin = origin
-        self.dest = dest
-        self.item = item
-        self.quantity = quantity
-        self.urgency = urgency
+    origin: np.ndarray
+    dest: np.ndarray
+    item: np.ndarray
+    quantity: np.ndarray
+
+    @classmethod
+    def empty(cls) -> _Plan:
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none.copy(), none.copy(), none.copy())
 
 
 def _observed_product_sales(inputs: EngineInput) -> np.ndarray:
@@ -286,9 +293,8 @@ def _plan(
     n_nodes, n_items = inputs.stock.shape
     qmin = max(int(rules.qtd_minima), 1)
     qmax = int(rules.qtd_maxima)
-    empty = np.zeros(0, dtype=np.int64)
     if qmax < qmin or n_nodes == 0 or n_items == 0:
-        return _Plan(empty, empty, empty, empty, np.zeros(0))
+        return _Plan.empty()
     stock = np.asarray(inputs.stock, dtype=np.int64)
     mu = np.asarray(rate, dtype=np.float64) * rules.horizon_days
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
@@ -302,7 +308,7 @@ def _plan(
     dk, dn = (a.astype(np.int32) for a in np.nonzero(dest_cand.T))  # ordered by item, then node
     del dest_cand
     if dk.shape[0] == 0:
-        return _Plan(empty, empty, empty, empty, np.zeros(0))
+        return _Plan.empty()
     ds = stock[dn, dk].astype(np.float64)
     dmu = mu[dn, dk]
     # P(D >= s + j) for j = 1, 2, ... by the recursion P(D >= x + 1) = P(D >= x) - p(x),
@@ -379,7 +385,7 @@ def _plan(
     # ---- routing: one origin per destination, rounds over each item's destinations
     d_sel = np.nonzero(q_cell > 0)[0]
     if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
-        return _Plan(empty, empty, empty, empty, np.zeros(0))
+        return _Plan.empty()
     d_item, d_node, d_q, d_urg = dk[d_sel], dn[d_sel], q_cell[d_sel], block[d_sel]
     d_order = np.lexsort((d_node, -d_urg, d_item))
     d_item, d_node, d_q, d_urg = d_item[d_order], d_node[d_order], d_q[d_order], d_urg[d_order]
@@ -408,7 +414,7 @@ def _plan(
 
     by_round = np.argsort(d_rank, kind="stable")
     bounds = np.searchsorted(d_rank[by_round], np.arange(int(d_rank.max()) + 2))
-    out_o, out_d, out_k, out_q, out_u = [], [], [], [], []
+    out_o, out_d, out_k, out_q = [], [], [], []
     for r in range(bounds.shape[0] - 1):
         sel = by_round[bounds[r] : bounds[r + 1]]
         rows = row_of_item[d_item[sel]]
@@ -440,15 +446,13 @@ def _plan(
         out_d.append(d_node[sel])
         out_k.append(d_item[sel])
         out_q.append(send)
-        out_u.append(d_urg[sel])
     if not out_o:
-        return _Plan(empty, empty, empty, empty, np.zeros(0))
+        return _Plan.empty()
     return _Plan(
         np.concatenate(out_o),
         np.concatenate(out_d),
         np.concatenate(out_k),
         np.concatenate(out_q),
-        np.concatenate(out_u),
     )
 
 
@@ -605,8 +609,8 @@ def recommend(
 
     ``daily_rate`` replaces the demand estimate (the simulator's oracle passes
     the true rates), ``unit_budget`` caps the units moved (the best units of
-    the whole network are kept) and ``min_unit_gain`` is the net expected
-    gain a moved unit must bring.
+    the whole network are kept), ``min_unit_gain`` is the net expected gain a
+    moved unit must bring and ``min_lot_gain`` the average one of a minimum lot.
     """
     n_nodes, n_items = np.asarray(inputs.stock).shape
     if n_nodes == 0 or n_items == 0:
@@ -633,13 +637,12 @@ def recommend(
     # expected units gained at the destination and lost at the origin; an
     # origin serving several destinations of one item loses cumulatively
     gain = expected_sales(d_stock + q, mu[d, k]) - expected_sales(d_stock, mu[d, k])
-    seq = np.lexsort((np.arange(o.shape[0]), k, o))
-    key_ok = o[seq] * n_items + k[seq]
-    cum = np.cumsum(q[seq])
-    group_first = np.r_[True, key_ok[1:] != key_ok[:-1]]
-    base = np.maximum.accumulate(np.where(group_first, cum - q[seq], 0))
+    seq = np.lexsort((np.arange(o.shape[0]), k, o))  # by origin, item, then assignment order
+    group = o[seq] * n_items + k[seq]
+    first = np.r_[True, group[1:] != group[:-1]]
+    before = np.cumsum(q[seq]) - q[seq]  # units sent before, over the whole sequence
     sent_before = np.empty_like(q)
-    sent_before[seq] = cum - q[seq] - base
+    sent_before[seq] = before - before[first][np.cumsum(first) - 1]
     o_mu = mu[o, k]
     loss = expected_sales(o_stock - sent_before, o_mu) - expected_sales(o_stock - sent_before - q, o_mu)
     net = gain - loss
@@ -670,7 +673,6 @@ def recommend(
 
     order = np.lexsort((o, k, d, -score, prio_rank))
     o, d, k, q = o[order], d[order], k[order], q[order]
-    sent_total = np.zeros(o.shape[0], dtype=np.int64)
     pair = o * n_items + k
     uniq, inverse = np.unique(pair, return_inverse=True)
     sent_total = np.bincount(inverse, weights=q, minlength=uniq.shape[0]).astype(np.int64)[inverse]

@@ -54,6 +54,7 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _BOOLEANS = {"true": True, "false": False}
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _COPY_CHUNK = 50_000
+_SQLITE_CACHE_KIB = 256 * 1024
 # Report parsing progress every this many bytes.
 _PROGRESS_STEP = 1 << 20
 
@@ -377,6 +378,10 @@ def _sync_rows(
         return counts
 
     cur = raw.cursor()
+    # A page cache large enough for the table's indexes while they take a
+    # million rows (SQLite's default is 2 MB); restored for the pooled connection.
+    previous_cache = cur.execute("PRAGMA cache_size").fetchone()[0]
+    cur.execute(f"PRAGMA cache_size = {-_SQLITE_CACHE_KIB}")
     try:
         # What the named scopes hold now, read through the primary key's prefix.
         scopes = sorted({row[:scope_width] for row in rows})
@@ -412,6 +417,7 @@ def _sync_rows(
             )
         counts.inserted = len(inserts)
     finally:
+        cur.execute(f"PRAGMA cache_size = {int(previous_cache)}")
         cur.close()
     return counts
 

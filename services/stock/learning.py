@@ -137,7 +137,10 @@ def aprendizado(on: date) -> dict:
     """The learning metric: every group with decisions, strongest penalty first."""
     stats = decision_stats(on)
     nomes = dict(db.session.execute(select(Loja.id, Loja.nome)).all())
-    order = lambda e: (-e["ajustePercentual"], -e["decididas"], e["chave"])  # noqa: E731
+
+    def order(entry: dict) -> tuple:
+        return (-entry["ajustePercentual"], -entry["decididas"], entry["chave"])
+
     rotas = sorted(
         (
             _entry(f"{nomes.get(g.key[0], '?')} → {nomes.get(g.key[1], '?')}", g, g.key[0], g.key[1])

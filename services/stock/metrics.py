@@ -7,6 +7,7 @@ from collections import defaultdict
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import numpy as np
 from flask import current_app
 from sqlalchemy import and_, case, false, func, or_, select, true
 from sqlalchemy.orm import aliased
@@ -18,6 +19,7 @@ from models.stock import Estoque, Loja, Produto, Venda
 from services.clock import today
 from services.stock import learning
 from services.stock.decisions import active_condition, newest_lote, visible_condition
+from services.stock.engine_contract import EngineInput
 from services.stock.rules import get_rules, history_days
 
 RISK_COVER_DAYS = 7  # a cell with less cover than this is "at risk"
@@ -101,33 +103,11 @@ def kpis_dashboard() -> dict:
         itens, unidades, unidades_pendentes, alta = (int(v) for v in row)
         status = "aberto" if unidades_pendentes else "concluido"
 
-    sold = (
-        select(
-            Venda.loja_id.label("loja_id"),
-            Venda.produto_id.label("produto_id"),
-            Venda.tamanho.label("tamanho"),
-            func.sum(Venda.qtd).label("vendido"),
-        )
-        .where(Venda.data >= ref - timedelta(days=periodo), Venda.data < ref)
-        .group_by(Venda.loja_id, Venda.produto_id, Venda.tamanho)
-        .subquery()
-    )
-    qtd = func.coalesce(Estoque.qtd, 0)
-    # cover = qtd / (vendido / periodo) < RISK_COVER_DAYS, without dividing.
-    risk = db.session.execute(
-        select(func.count(), func.count(func.distinct(sold.c.loja_id)), _count(qtd <= 0))
-        .select_from(sold)
-        .join(Loja, Loja.id == sold.c.loja_id)
-        .outerjoin(
-            Estoque,
-            and_(
-                Estoque.loja_id == sold.c.loja_id,
-                Estoque.produto_id == sold.c.produto_id,
-                Estoque.tamanho == sold.c.tamanho,
-            ),
-        )
-        .where(Loja.is_cd == false(), sold.c.vendido > 0, qtd * periodo < RISK_COVER_DAYS * sold.c.vendido)
-    ).one()
+    if lote is not None and lote.tamanhos_em_risco is not None:
+        risk = (lote.tamanhos_em_risco, lote.lojas_em_risco, lote.rupturas)
+        risk_day = lote.data
+    else:
+        risk, risk_day = _live_risk(ref, periodo), ref
     return {
         "loteAtualId": lote.id if lote else None,
         "semanaAtual": lote.semana if lote else None,
@@ -145,8 +125,54 @@ def kpis_dashboard() -> dict:
         "lojasEmRisco": int(risk[1]),
         "tamanhosEmRisco": int(risk[0]),
         "rupturas": int(risk[2]),
+        "riscoEm": risk_day,
         "periodoDias": periodo,
     }
+
+
+def risk_figures(inputs: EngineInput) -> tuple[int, int, int]:
+    """(cells at risk, stores with one, stock-outs among them) from the engine's arrays.
+
+    A store (not a CD) x item cell is at risk when it sold in the window and its stock
+    covers under ``RISK_COVER_DAYS`` days at that pace.
+    """
+    stores = ~inputs.node_is_cd
+    stock = inputs.stock[stores].astype(np.float64)
+    sold = inputs.sales[stores].astype(np.float64)
+    at_risk = (sold > 0) & (stock * inputs.history_days < RISK_COVER_DAYS * sold)
+    return int(at_risk.sum()), int(at_risk.any(axis=1).sum()), int((at_risk & (stock <= 0)).sum())
+
+
+def _live_risk(ref: date, periodo: int) -> tuple[int, int, int]:
+    """The same figures straight from the tables, for a network without any batch yet."""
+    sold = (
+        select(
+            Venda.loja_id.label("loja_id"),
+            Venda.produto_id.label("produto_id"),
+            Venda.tamanho.label("tamanho"),
+            func.sum(Venda.qtd).label("vendido"),
+        )
+        .where(Venda.data >= ref - timedelta(days=periodo), Venda.data < ref)
+        .group_by(Venda.loja_id, Venda.produto_id, Venda.tamanho)
+        .subquery()
+    )
+    qtd = func.coalesce(Estoque.qtd, 0)
+    # cover = qtd / (vendido / periodo) < RISK_COVER_DAYS, without dividing.
+    row = db.session.execute(
+        select(func.count(), func.count(func.distinct(sold.c.loja_id)), _count(qtd <= 0))
+        .select_from(sold)
+        .join(Loja, Loja.id == sold.c.loja_id)
+        .outerjoin(
+            Estoque,
+            and_(
+                Estoque.loja_id == sold.c.loja_id,
+                Estoque.produto_id == sold.c.produto_id,
+                Estoque.tamanho == sold.c.tamanho,
+            ),
+        )
+        .where(Loja.is_cd == false(), sold.c.vendido > 0, qtd * periodo < RISK_COVER_DAYS * sold.c.vendido)
+    ).one()
+    return int(row[0]), int(row[1]), int(row[2])
 
 
 # --- validacao -------------------------------------------------------------------------------

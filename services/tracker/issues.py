@@ -25,12 +25,6 @@ from services.tracker import plans
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
-ORDER_COLUMNS = {
-    "created_at": Issue.created_at,
-    "updated_at": Issue.updated_at,
-    "priority": Issue.priority,
-    "due_date": Issue.due_date,
-}
 MAX_PER_PAGE = 100
 Child = aliased(Issue)
 
@@ -203,16 +197,15 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
 
 
 def _ordering(filters: dict) -> list:
-    column = ORDER_COLUMNS[filters.get("order_by") or "created_at"]
+    name = filters.get("order_by") or "created_at"
     descending = (filters.get("order") or "desc") == "desc"
+    column = getattr(Issue, name)
     sort = column.desc() if descending else column.asc()
-    if column is Issue.due_date:
+    if name == "due_date":
         # Issues without a due date come last in both directions.
         sort = sort.nulls_last()
-    tie = [Issue.created_at.desc(), Issue.number.desc()] if descending else [Issue.created_at, Issue.number]
-    if column is Issue.created_at:
-        tie = tie[1:]
-    return [sort, *tie]
+    ties = [getattr(Issue, tie) for tie in ("created_at", "number") if tie != name]
+    return [sort, *(tie.desc() if descending else tie.asc() for tie in ties)]
 
 
 def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> list[Issue]:

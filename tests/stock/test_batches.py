@@ -111,9 +111,10 @@ def test_generation_is_atomic(client, runner, ctx, planner, monkeypatch):
 
     real_insert = batches._bulk_insert
 
-    def crash_half_way(cols, net, lote_id, on):
-        half = {name: values[: len(values) // 2] for name, values in cols.items()}
-        assert real_insert(half, net, lote_id, on) > 0
+    def crash_half_way(out, net, keep, lote_id, on):
+        half = keep.copy()
+        half[len(half) // 2 :] = False
+        assert real_insert(out, net, half, lote_id, on) > 0
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(batches, "_bulk_insert", crash_half_way)
@@ -284,3 +285,58 @@ def test_text_with_copy_control_characters_round_trips(client, runner, ctx, plan
     generate(runner)
     recs = client.get(f"{API}/recomendacoes", headers=planner).get_json()
     assert recs and {r["cor"] for r in recs} == {"Azul\\Marinho\tclaro\nbrilho"}
+
+
+def test_recommendation_lists_page_in_list_order(client, lote_net, planner):
+    lote = lote_net["lote"]
+    full = client.get(f"{API}/lotes/{lote.id}/recomendacoes", headers=planner).get_json()
+    page = client.get(f"{API}/lotes/{lote.id}/recomendacoes?limite=2&offset=1", headers=planner).get_json()
+    assert [r["id"] for r in page] == [r["id"] for r in full[1:3]]
+    page = client.get(f"{API}/recomendacoes?limite=3&offset=4", headers=planner).get_json()
+    assert [r["id"] for r in page] == [r["id"] for r in full[4:]]
+    bad = client.get(f"{API}/recomendacoes?limite=0", headers=planner)
+    assert bad.status_code == 422 and bad.get_json()["detail"][0]["loc"] == ["query", "limite"]
+    bad = client.get(f"{API}/lotes/{lote.id}/recomendacoes?offset=-1", headers=planner)
+    assert bad.status_code == 422 and bad.get_json()["detail"][0]["loc"] == ["query", "offset"]
+
+
+_ID = "6f1e0b7a-8f4e-4a39-9d7a-000000000001"
+ENDPOINTS = [
+    ("get", f"{API}/recomendacoes"),
+    ("get", f"{API}/recomendacoes/{_ID}"),
+    ("post", f"{API}/recomendacoes/{_ID}/aprovar"),
+    ("post", f"{API}/recomendacoes/{_ID}/recusar"),
+    ("post", f"{API}/recomendacoes/{_ID}/executar"),
+    ("get", f"{API}/lotes"),
+    ("get", f"{API}/lotes/{_ID}"),
+    ("get", f"{API}/lotes/{_ID}/recomendacoes"),
+    ("get", f"{API}/lotes/{_ID}/fluxo"),
+    ("get", f"{API}/lotes/{_ID}/totais"),
+    ("post", f"{API}/lotes/{_ID}/recomendacoes/{_ID}/vetar"),
+    ("post", f"{API}/lotes/{_ID}/recomendacoes/{_ID}/restaurar"),
+    ("get", f"{API}/regras"),
+    ("put", f"{API}/regras"),
+    ("get", f"{API}/config/cadence"),
+    ("put", f"{API}/config/cadence"),
+    ("get", f"{API}/metricas/kpis-dashboard"),
+    ("get", f"{API}/metricas/validacao"),
+    ("get", f"{API}/metricas/efetividade-semanal"),
+    ("get", f"{API}/metricas/aprendizado"),
+    ("get", f"{API}/historico"),
+    ("get", f"/api/v1/produtos/{_ID}/grade"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS)
+def test_every_endpoint_needs_a_bearer_token(client, method, path):
+    r = getattr(client, method)(path, json={})
+    assert r.status_code == 401
+    assert isinstance(r.get_json()["detail"], str) and r.headers["WWW-Authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize(("method", "path"), [e for e in ENDPOINTS if _ID in e[1]])
+def test_malformed_path_ids_are_422(client, ctx, method, path):
+    headers = auth_headers(client, make_user(papel="admin"))
+    r = getattr(client, method)(path.replace(_ID, "x1"), headers=headers, json={"motivo": "m"})
+    assert r.status_code == 422
+    assert all(d["loc"][0] == "path" for d in r.get_json()["detail"])

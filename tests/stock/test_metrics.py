@@ -83,8 +83,21 @@ def test_kpis_dashboard(client, net, planner):
         "lojasEmRisco": 2,
         "tamanhosEmRisco": 2,
         "rupturas": 1,
+        "riscoEm": ref.isoformat(),
         "periodoDias": 30,
     }
+
+
+def test_kpis_risk_comes_from_the_newest_generation(client, runner, ctx, planner):
+    # Four stores selling 2 a day of each size and holding 0, 1 and 0 units: 3 cells at risk
+    # each, 2 of them stock-outs; the CD's stock never counts.
+    first_day = date(2026, 11, 18)
+    build_network(on=first_day, stores=4)
+    generate(runner, first_day)
+    body = get(client, planner, "/metricas/kpis-dashboard")
+    assert (body["tamanhosEmRisco"], body["lojasEmRisco"], body["rupturas"]) == (12, 4, 8)
+    assert body["riscoEm"] == first_day.isoformat()
+    assert body["itensLoteAtual"] > 0 and body["loteAtualStatus"] == "aberto"
 
 
 def test_kpis_with_no_data(client, ctx, planner):

@@ -1,21 +1,10 @@
-"""Tracker test fixtures.
-
-Tests marked ``committing`` (here or in other packages) empty every table
-afterwards, including the plans that migration 0002 seeds. Each tracker test
-therefore starts by putting the seeded plans back when they are missing, from
-the migration's own list, so the order the suite runs in does not matter.
-"""
+"""Tracker test helpers: the plans migration 0002 seeds, read from the migration itself."""
 
 from __future__ import annotations
 
 import importlib.util
 from functools import cache
 from pathlib import Path
-
-import pytest
-
-from extensions import db
-from models.tracker import Plan
 
 VERSIONS = Path(__file__).resolve().parents[2] / "migrations" / "versions"
 
@@ -29,13 +18,3 @@ def seeded_plans() -> tuple[dict, ...]:
         if getattr(module, "revision", None) == "0002":
             return tuple(module.PLANS)
     raise RuntimeError("migration 0002 (tracker) not found")
-
-
-@pytest.fixture(autouse=True)
-def tracker_plans(app, db_session):
-    with app.app_context():
-        if db.session.get(Plan, "free") is None:
-            db.session.add_all(Plan(**plan) for plan in seeded_plans())
-            db.session.commit()
-        db.session.remove()
-    yield

@@ -140,3 +140,11 @@ def test_unknown_and_malformed_ids_are_not_found(client, world):
         f"/organizations/{ids['slug']}/members",
     ):
         assert_error(client.get(API + path, headers=a.headers), 404, "NOT_FOUND")
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
+def test_every_route_needs_a_bearer_token(client, world, method, path, body):
+    _a, _b, ids = world
+    response = getattr(client, method)(API + path.format(**ids), json=_fill(body, ids))
+    assert_error(response, 401, "UNAUTHORIZED")
+    assert response.headers["WWW-Authenticate"] == "Bearer"

@@ -494,3 +494,25 @@ def test_search_pages_and_totals(client, setup):
     assert page(3)["total"] == 5
     beyond = page(9)
     assert beyond["issues"] == [] and beyond["total"] == 5
+
+
+def test_search_honours_every_sort(client, setup):
+    tenant, project = setup
+    make_issue(client, tenant, project, title="Fix login A", priority="low", due_date="2026-12-05")  # WEB-1
+    make_issue(client, tenant, project, title="Fix login B", priority="urgent")  # WEB-2
+    make_issue(
+        client, tenant, project, title="Fix login C", priority="medium", due_date="2026-12-01"
+    )  # WEB-3
+    make_issue(client, tenant, project, title="Other", priority="urgent")  # WEB-4
+    url = issues_url(tenant, project)
+
+    def keys(**query):
+        return _keys(client.get(url, query_string={"q": "login", **query}, headers=tenant.headers))
+
+    assert keys() == ["WEB-3", "WEB-2", "WEB-1"]
+    assert keys(order="asc") == ["WEB-1", "WEB-2", "WEB-3"]
+    assert keys(order_by="priority") == ["WEB-2", "WEB-3", "WEB-1"]
+    assert keys(order_by="due_date", order="asc") == ["WEB-3", "WEB-1", "WEB-2"]
+    assert keys(order_by="due_date") == ["WEB-1", "WEB-3", "WEB-2"]
+    client.patch(f"{url}/WEB-1", json={"estimate": 2}, headers=tenant.headers)
+    assert keys(order_by="updated_at")[0] == "WEB-1"
