@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
-from blueprints.common import auth_required
+from blueprints.common import auth_required, login_throttle
 from extensions import db
 from schemas.common import TrackerError
 from schemas.tracker.accounts import (
@@ -38,11 +38,15 @@ def register(body):
 
 
 @blp.route("/login", methods=["POST"])
+@login_throttle
 @blp.arguments(LoginRequest, error_status_code=400)
 @blp.response(200, LoginResponse)
 @blp.alt_response(400, schema=TrackerError, description="VALIDATION_ERROR")
 @blp.alt_response(401, schema=TrackerError, description="INVALID_CREDENTIALS (never says which part)")
 @blp.alt_response(403, schema=TrackerError, description="USER_BANNED")
+@blp.alt_response(
+    429, schema=TrackerError, description="RATE_LIMITED: too many failed attempts (Retry-After)"
+)
 def login(body):
     """Sign in with e-mail and password: an access token (24 h) and a refresh token (7 days)."""
     user, access, refresh = auth_service.login(body["email"], body["password"])

@@ -89,6 +89,17 @@ def test_login_does_not_say_which_part_was_wrong(client):
     assert first["message"] == second["message"]
 
 
+def test_repeated_failed_logins_are_rate_limited(client, app):
+    register(client, email="guessed@tracker.test")
+    limit = int(app.config["LOGIN_RATE_LIMIT"].split()[0])
+    for _ in range(limit):
+        wrong = client.post(f"{API}/auth/login", json={"email": "guessed@tracker.test", "password": "x" * 9})
+        assert wrong.status_code == 401
+    blocked = client.post(f"{API}/auth/login", json={"email": "guessed@tracker.test", "password": PASSWORD})
+    assert_error(blocked, 429, "RATE_LIMITED")
+    assert int(blocked.headers["Retry-After"]) > 0
+
+
 def test_login_with_invalid_fields_is_a_validation_error(client):
     body = assert_error(
         client.post(f"{API}/auth/login", json={"email": "not-an-email"}), 400, "VALIDATION_ERROR"
