@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
-from schemas.common import TrackerError
+from blueprints.tracker.docs import error_responses
 from schemas.tracker.issues import (
     Issue,
     IssueCreate,
@@ -27,21 +29,7 @@ blp = Blueprint(
 )
 
 
-def _errors(*codes: int):
-    texts = {
-        400: "VALIDATION_ERROR, with `details` per field",
-        402: "PLAN_LIMIT_REACHED, with `resource`, `limit` and `current`",
-        403: "FORBIDDEN (viewers read only) or ORGANIZATION_SUSPENDED",
-        404: "NOT_FOUND, also for anything outside the caller's organizations",
-        409: "CONFLICT",
-    }
-
-    def decorator(func):
-        for code in codes:
-            func = blp.alt_response(code, schema=TrackerError, description=texts[code])(func)
-        return func
-
-    return decorator
+_errors = partial(error_responses, blp)
 
 
 @blp.route("", methods=["POST"])

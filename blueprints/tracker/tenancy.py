@@ -7,11 +7,13 @@ invitations. A suspended organization answers 403 ``ORGANIZATION_SUSPENDED``.
 
 from __future__ import annotations
 
+from functools import partial
+
 from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
-from schemas.common import TrackerError
+from blueprints.tracker.docs import error_responses
 from schemas.tracker.accounts import MyOrganization
 from schemas.tracker.tenancy import (
     Invitation,
@@ -54,21 +56,7 @@ blp = Blueprint(
 PROJECT = "/<slug>/projects/<uuid:project_id>"
 
 
-def _errors(*codes: int):
-    """Document the usual error answers of a route."""
-    texts = {
-        402: "PLAN_LIMIT_REACHED: the organization's plan allows no more",
-        403: "FORBIDDEN (role) or ORGANIZATION_SUSPENDED",
-        404: "NOT_FOUND, also for anything outside the caller's organizations",
-        409: "CONFLICT",
-    }
-
-    def decorator(func):
-        for code in codes:
-            func = blp.alt_response(code, schema=TrackerError, description=texts[code])(func)
-        return func
-
-    return decorator
+_errors = partial(error_responses, blp)
 
 
 @orgs_blp.route("", methods=["GET"])

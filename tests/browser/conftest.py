@@ -93,3 +93,4 @@ def sign_in(page, email: str, password: str) -> None:
     page.get_by_label("E-mail").fill(email)
     page.get_by_label("Senha").fill(password)
     page.get_by_role("button", name="Entrar").click()
+    page.wait_for_load_state("load")

@@ -44,6 +44,7 @@ def test_store_stock_and_cell_detail(page, committed):
     sign_in(page, data["email"], PASSWORD)
     page.get_by_role("link", name="Lojas").first.click()
     expect(page.get_by_role("cell", name="CD Cajamar CD")).to_be_visible()
+    page.wait_for_load_state("load")  # htmx binds its triggers once the page has loaded
     page.get_by_label("Buscar loja").fill("paulista")
     expect(page.locator("#store-rows tr")).to_have_count(1)
     page.get_by_role("link", name="Loja Paulista").click()
