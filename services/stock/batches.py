@@ -15,6 +15,7 @@ the rules from changing under one.
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import time
@@ -26,6 +27,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
+from psycopg.copy import QueuedLibpqWriter
 from sqlalchemy import case, delete, false, func, insert, select
 
 from extensions import db
@@ -403,6 +405,7 @@ _FIXED = (
 )
 _VARIABLE = ("tamanho", "cor", "tipo_origem", "prioridade", "justificativa")
 _PG_EPOCH = date(2000, 1, 1)
+_COPY_CHUNK_ROWS = 10_000
 
 
 def _field(text: str) -> bytes:
@@ -477,11 +480,16 @@ def _write_postgres(out: EngineOutput, net: Network, idx: np.ndarray, lote_id: u
             )
         )
     )
-    payload = b"".join((_PG_HEADER, b"\x00" * 8, *rows, b"\xff\xff"))
     columns = ", ".join([name for name, _ in _FIXED] + list(_VARIABLE))
     raw = db.session.connection().connection.driver_connection
-    with raw.cursor() as cur, cur.copy(f"COPY recomendacoes ({columns}) FROM STDIN (FORMAT binary)") as cp:
-        cp.write(payload)
+    statement = f"COPY recomendacoes ({columns}) FROM STDIN (FORMAT binary)"
+    # Chunks go out from a writer thread, so PostgreSQL stores one chunk on the
+    # second core while this one encodes the next.
+    with raw.cursor() as cur, cur.copy(statement, writer=QueuedLibpqWriter(cur)) as cp:
+        cp.write(_PG_HEADER + b"\x00" * 8)
+        while chunk := b"".join(itertools.islice(rows, _COPY_CHUNK_ROWS)):
+            cp.write(chunk)
+        cp.write(b"\xff\xff")
 
 
 def _write_generic(cols: dict[str, list], net: Network, lote_id: uuid.UUID, on: date) -> None:
