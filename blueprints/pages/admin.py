@@ -17,7 +17,7 @@ from marshmallow import ValidationError
 
 from blueprints.pages.common import page_login_required, render_page
 from blueprints.pages.tracker import tenant_error
-from blueprints.pages.tracker_text import domain_errors, domain_message, page_status, schema_errors
+from blueprints.pages.tracker_text import domain_errors, domain_message, schema_errors
 from extensions import db, htmx
 from models.auth import User
 from models.tracker import FEATURE_NAMES, LIMIT_NAMES, Organization
@@ -158,7 +158,7 @@ def update_user(user_id: uuid.UUID):
         db.session.rollback()
         if exc.status == 404:
             abort(404)
-        return _user_error(user_id, domain_message(exc), page_status(exc))
+        return _user_error(user_id, domain_message(exc), exc.status)
     if not htmx:
         return redirect(url_for("admin_pages.users"), code=303)
     return _fragment("admin/_user_row.html", user=row, message=None)
@@ -209,7 +209,7 @@ def update_organization(organization_id: uuid.UUID):
         db.session.rollback()
         if exc.status == 404:
             abort(404)
-        message, status = next(iter(domain_errors(exc).values())), page_status(exc)
+        message, status = next(iter(domain_errors(exc).values())), exc.status
     if not htmx:
         if message:
             abort(status, description=message)
@@ -263,7 +263,7 @@ def create_plan():
         return _plans_page(422, block="plan_create", form=form, errors=schema_errors(exc))
     except DomainError as exc:
         db.session.rollback()
-        return _plans_page(page_status(exc), block="plan_create", form=form, errors=domain_errors(exc))
+        return _plans_page(exc.status, block="plan_create", form=form, errors=domain_errors(exc))
     if htmx:
         response = make_response("", 200)
         response.headers["HX-Redirect"] = url_for("admin_pages.plans_page", created=plan.id)
@@ -282,7 +282,7 @@ def update_plan(plan_id: str):
         db.session.rollback()
         if exc.status == 404:
             abort(404)
-        errors, status = domain_errors(exc), page_status(exc)
+        errors, status = domain_errors(exc), exc.status
     else:
         if not htmx:
             return redirect(url_for("admin_pages.plans_page"), code=303)
@@ -337,7 +337,7 @@ def update_workspace(workspace_id: uuid.UUID):
         db.session.rollback()
         if exc.status == 404:
             abort(404)
-        errors, status = domain_errors(exc), page_status(exc)
+        errors, status = domain_errors(exc), exc.status
     else:
         if not htmx:
             return redirect(url_for("admin_pages.workspaces"), code=303)

@@ -24,7 +24,7 @@ from marshmallow import ValidationError
 from sqlalchemy import func, select
 
 from blueprints.pages.common import page_csrf_token, page_login_required, render_page
-from blueprints.pages.tracker_text import domain_errors, domain_message, page_status, schema_errors
+from blueprints.pages.tracker_text import domain_errors, domain_message, schema_errors
 from extensions import db, htmx
 from models.tracker import ISSUE_TYPES, PRIORITIES, Issue, Project, Status, Workspace
 from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
@@ -102,7 +102,7 @@ def tracker_labels() -> dict:
 def tenant_error(exc: DomainError):
     """A tenant's page never hints that it exists: 404 for non-members, 403 when suspended."""
     db.session.rollback()
-    status = exc.status if exc.status in (403, 404) else page_status(exc)
+    status = exc.status
     message = _("Página não encontrada.") if status == 404 else domain_message(exc)
     if htmx:
         body = render_template("tracker/_error.html", message=message)
@@ -210,7 +210,7 @@ def create_workspace():
         return render_page(
             "tracker/index.html",
             "workspace_form",
-            status=page_status(exc),
+            status=exc.status,
             **_index_context(form, domain_errors(exc)),
         )
     return to_page("tracker_pages.workspace", slug=workspace.slug)
@@ -261,7 +261,7 @@ def create_project(slug: str):
         return render_page(
             "tracker/workspace.html",
             "project_form",
-            status=page_status(exc),
+            status=exc.status,
             **_workspace_context(slug, form, domain_errors(exc)),
         )
     return to_page("tracker_pages.board", slug=slug, project_id=project.id)
@@ -386,7 +386,7 @@ def move_issue(slug: str, project_id: uuid.UUID, key: str):
         db.session.rollback()
         if exc.status == 404:
             raise
-        return error_fragment(domain_message(exc), page_status(exc))
+        return error_fragment(domain_message(exc), exc.status)
     if not htmx:
         return redirect(url_for("tracker_pages.board", slug=slug, project_id=project_id), code=303)
     return card_response(load_project(slug, project_id), slug, issue)
@@ -423,7 +423,7 @@ def create_issue(slug: str, project_id: uuid.UUID):
         db.session.rollback()
         if exc.status == 404:
             raise
-        return render_error(domain_errors(exc), page_status(exc))
+        return render_error(domain_errors(exc), exc.status)
     if htmx and source == "board":
         return card_response(load_project(slug, project_id), slug, issue, 201)
     if htmx and source == "children" and issue.parent_id is not None:

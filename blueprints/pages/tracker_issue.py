@@ -14,7 +14,7 @@ from marshmallow import ValidationError
 from blueprints.pages.common import page_login_required, render_page
 from blueprints.pages.tracker import blp, issue_form_data, load_project, to_page
 from blueprints.pages.tracker_markdown import render_markdown
-from blueprints.pages.tracker_text import domain_errors, page_status, schema_errors
+from blueprints.pages.tracker_text import domain_errors, schema_errors
 from extensions import db, htmx
 from models.tracker import MANAGER_ROLES, RELATION_TYPES, Issue
 from schemas.tracker.issues import IssueWrite
@@ -109,7 +109,7 @@ def update_issue(slug: str, project_id: uuid.UUID, key: str):
         db.session.rollback()
         if exc.status == 404:
             raise
-        errors, status = domain_errors(exc), page_status(exc)
+        errors, status = domain_errors(exc), exc.status
     else:
         if not _is_htmx():
             return to_page("tracker_pages.issue", slug=slug, project_id=project_id, key=updated.key)
@@ -164,7 +164,7 @@ def add_relation(slug: str, project_id: uuid.UUID, key: str):
         db.session.rollback()
         if exc.status == 404:
             raise
-        errors, status = domain_errors(exc), page_status(exc)
+        errors, status = domain_errors(exc), exc.status
     else:
         if not _is_htmx():
             return to_page("tracker_pages.issue", slug=slug, project_id=project_id, key=key)
@@ -208,7 +208,7 @@ def create_label(slug: str, project_id: uuid.UUID):
         db.session.rollback()
         if exc.status == 404:
             raise
-        errors, status = domain_errors(exc), page_status(exc)
+        errors, status = domain_errors(exc), exc.status
     else:
         if not _is_htmx():
             return to_page("tracker_pages.issue", slug=slug, project_id=project_id, key=key)

@@ -130,12 +130,3 @@ def domain_message(exc: DomainError) -> str:
     if exc.code == "FORBIDDEN":
         return _("Você não tem permissão para esta ação.")
     return exc.message
-
-
-# htmx swaps only these error statuses (see the htmx-config meta in base.html).
-SWAPPED_ERRORS = frozenset({400, 403, 404, 409, 422})
-
-
-def page_status(exc: DomainError) -> int:
-    """The status a page answers for a failed change: the service's own when htmx shows it."""
-    return exc.status if exc.status in SWAPPED_ERRORS else 422
