@@ -1,8 +1,8 @@
 """Every model, imported so that Alembic and the app see one metadata."""
 
 from models.auth import PasswordResetToken, RefreshToken, User
-from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from models.remanejamento import AcaoRecomendacao, Lote, Recomendacao
+from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from models.tracker import (
     Invitation,
     Issue,
@@ -19,26 +19,26 @@ from models.tracker import (
 
 __all__ = [
     "AcaoRecomendacao",
-    "Lote",
-    "Recomendacao",
     "Campanha",
     "Estoque",
-    "Loja",
-    "PasswordResetToken",
-    "Produto",
-    "RefreshToken",
-    "RegrasRemanejamento",
-    "User",
-    "Venda",
     "Invitation",
     "Issue",
     "IssueLabel",
     "IssueRelation",
     "Label",
+    "Loja",
+    "Lote",
     "Membership",
     "Organization",
+    "PasswordResetToken",
     "Plan",
+    "Produto",
     "Project",
+    "Recomendacao",
+    "RefreshToken",
+    "RegrasRemanejamento",
     "Status",
+    "User",
+    "Venda",
     "Workspace",
 ]

@@ -307,6 +307,19 @@ def test_approve_in_place_returns_the_row_and_fresh_totals(client, net, planner)
     assert api_status(client, planner, rec.id)["status"] == "aprovada"
 
 
+def test_a_plain_form_post_applies_and_returns_to_the_batch(client, net, planner):
+    csrf = sign_in(client, planner)
+    lid, rec = net["lote"].id, net["recs"]["alta"]
+    response = client.post(
+        f"/lotes/{lid}/recomendacoes/{rec.id}/vetar", data={"motivo": "Sem espaço", "csrf_token": csrf}
+    )
+    assert response.status_code == 303
+    assert response.headers["Location"] == f"/lotes/{lid}#rec-{rec.id}"
+    assert api_status(client, planner, rec.id)["motivoVeto"] == "Sem espaço"
+    empty = client.post(f"/lotes/{lid}/recomendacoes/{rec.id}/vetar", data={"csrf_token": csrf})
+    assert empty.status_code == 422 and "Informe o motivo do veto" in text(empty)
+
+
 def test_actions_need_the_csrf_token(client, net, planner):
     sign_in(client, planner)
     rec = net["recs"]["alta"]

@@ -14,9 +14,18 @@ from jwt.exceptions import PyJWTError
 from extensions import htmx
 
 
+def wants_fragment() -> bool:
+    """htmx asks for a part of the page (the page around it stays).
+
+    A boosted link or a history restore (the back button after htmx's cache
+    missed) also carries HX-Request but needs the whole page.
+    """
+    return bool(htmx) and not htmx.boosted and not htmx.history_restore_request
+
+
 def render_page(template: str, block: str | None = None, *, status: int = 200, **context) -> Response:
     """The whole page on a plain request; only ``block`` when htmx asks for it."""
-    if block is not None and htmx and not htmx.boosted:
+    if block is not None and wants_fragment():
         body = render_block(template, block, **context)
     else:
         body = render_template(template, **context)

@@ -26,8 +26,8 @@ from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 from sqlalchemy import select
 
-from blueprints.pages.common import page_login_required, render_page
-from extensions import db, htmx
+from blueprints.pages.common import page_csrf_token, page_login_required, render_page, wants_fragment
+from extensions import db
 from models.auth import User
 from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM, Recomendacao
 from models.stock import Loja, Produto
@@ -45,6 +45,8 @@ from services.errors import DomainError, ValidationFailed
 from services.stock import batches, catalogue, decisions, grade, metrics
 
 blp = Blueprint("remanejamento", __name__)
+# The context processor's csrf_token() is not visible inside imported macros; globals are.
+blp.add_app_template_global(page_csrf_token, "rm_csrf_token")
 
 PAGE_SIZE = 50
 # The batch page's status filter: the API's statuses plus the orthogonal veto.
@@ -455,17 +457,9 @@ def _filter_options(lote_id: uuid.UUID, user: User, table: dict) -> dict:
     return {"origens": by_name(origens), "destinos": by_name(destinos), "produtos": produto_rows}
 
 
-def _fragment_request() -> bool:
-    """htmx asks for a part of the page (the page around it stays).
-
-    A history restore (the back button after htmx's cache missed) needs the whole page.
-    """
-    return bool(htmx) and not htmx.boosted and not htmx.history_restore_request
-
-
 def _block(name: str) -> str | None:
     """The block to render alone for an htmx request; None renders the whole page."""
-    return name if _fragment_request() else None
+    return name if wants_fragment() else None
 
 
 def _batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels: bool = True) -> dict:
@@ -490,7 +484,7 @@ def _batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels:
 def lote(lid: str):
     lote_id = _uuid_or_404(lid)
     state = TableState.read(request.args)
-    context = _batch_context(lote_id, current_user, state, panels=not _fragment_request())
+    context = _batch_context(lote_id, current_user, state, panels=not wants_fragment())
     return render_page("remanejamento/lote.html", _block("rec_table"), **context)
 
 
@@ -545,6 +539,8 @@ def act(lid: str, rid: str, acao: str):
     lote_id, rec_id = _uuid_or_404(lid), _uuid_or_404(rid)
     if acao not in ACOES:
         abort(404)
+    if not wants_fragment():
+        return _act_plain(lote_id, rec_id, acao)
     try:
         motivo = _motivo(request.form) if acao == "vetar" else None
         _apply(acao, lote_id, rec_id, current_user, motivo)
@@ -556,6 +552,17 @@ def act(lid: str, rid: str, acao: str):
         message = _("Informe o motivo do veto.") if mode == "veto" else exc.message
         return _row_response(lote_id, rec_id, mode=mode, error=message, status=exc.status)
     return _row_response(lote_id, rec_id)
+
+
+def _act_plain(lote_id: uuid.UUID, rec_id: uuid.UUID, acao: str):
+    """A plain form post (no htmx yet): apply, then back to the batch page, whose row shows the
+    outcome; a refusal shows as an error page, as any other page error."""
+    try:
+        motivo = _motivo(request.form) if acao == "vetar" else None
+    except ValidationError:
+        abort(422, description=_("Informe o motivo do veto."))
+    _apply(acao, lote_id, rec_id, current_user, motivo)
+    return redirect(url_for("remanejamento.lote", lid=lote_id) + f"#rec-{rec_id}", code=303)
 
 
 @dataclass

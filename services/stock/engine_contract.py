@@ -36,7 +36,9 @@ class EngineInput:
     node_is_cd: np.ndarray  # bool
     node_lat: np.ndarray  # float64, nan when unknown
     node_lng: np.ndarray  # float64, nan when unknown
-    node_blocked: np.ndarray  # bool: store `bloqueada` or listed in lojasBloqueadas; never origin nor destination
+    node_blocked: (
+        np.ndarray
+    )  # bool: store `bloqueada` or listed in lojasBloqueadas; never origin nor destination
     # Products (P,)
     product_blocked: np.ndarray  # bool: brand listed in marcasBloqueadas; never moved
     product_brand: np.ndarray  # int32 codes, 0..B-1

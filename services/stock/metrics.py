@@ -304,6 +304,9 @@ def _resultado(rec: Recomendacao, vendidas: int | None, estoque: int, ref: date)
     }
     if rec.vetado:
         texto = f"Vetada ({rec.motivo_veto}); nada foi movido. Estoque atual no destino: {estoque}."
+    elif rec.status == "executada" and rec.executada_data is None:
+        # Executions always record their day; a row written outside the API may lack it.
+        texto = f"Executada (data não registrada). Estoque atual no destino: {estoque}."
     elif rec.status == "executada":
         texto = (
             f"{vendidas} de {rec.quantidade} unidades vendidas no destino desde a execução em "

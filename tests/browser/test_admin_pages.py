@@ -56,7 +56,12 @@ def test_organizations_and_plans_pages(page, committed):
     sign_in(page, SUPERADMIN_EMAIL, PASSWORD)
     page.goto("/admin/organizations")
     expect(page.locator("#org-results")).to_contain_text("3 organizações")
-    page.get_by_label("Plano de Beto Banido").select_option("pro")
+    # The change is saved by an htmx POST: wait for it before filtering by plan.
+    with page.expect_response(
+        lambda r: r.request.method == "POST" and "/admin/organizations/" in r.url
+    ) as saved:
+        page.get_by_label("Plano de Beto Banido").select_option("pro")
+    assert saved.value.ok
     expect(page.get_by_label("Plano de Beto Banido")).to_have_value("pro")
     page.get_by_label("Plano", exact=True).select_option("pro")
     expect(page.locator("#org-results")).to_contain_text("1 organização")

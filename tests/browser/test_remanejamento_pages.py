@@ -56,12 +56,9 @@ def test_planner_decides_in_place_and_sees_totals_change(page, committed):
 
     page.get_by_role("link", name=re.compile(f"Abrir o lote {data['semana']}")).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text(data["semana"])
-    # The flow per node loads below the table when it scrolls into view.
-    page.locator("#fluxo").scroll_into_view_if_needed()
-    expect(
-        page.locator("#fluxo table").get_by_role("rowheader", name=re.compile("CD Cajamar"))
-    ).to_be_visible()
-    page.locator("h1").scroll_into_view_if_needed()
+    # The flow per node, below the table.
+    flow = page.locator("#fluxo table")
+    expect(flow.get_by_role("rowheader", name=re.compile("CD Cajamar"))).to_be_attached()
     units = page.locator('#totais [data-total="totalUnidades"]')
     before = int(units.inner_text().replace(".", ""))
     rows = page.locator("#recs tbody tr")
@@ -79,6 +76,10 @@ def test_planner_decides_in_place_and_sees_totals_change(page, committed):
     second_id = rows.nth(1).get_attribute("id")
     row = page.locator(f"#{second_id}")
     qty = int(row.locator("td.num strong").inner_text())
+    row.get_by_role("button", name="Vetar").click()
+    expect(row.get_by_label("Motivo do veto")).to_be_focused()
+    page.keyboard.press("Escape")  # closes the form, nothing changes
+    expect(row.get_by_role("button", name="Aprovar")).to_be_focused()
     row.get_by_role("button", name="Vetar").click()
     row.get_by_role("button", name="Confirmar veto").click()
     expect(row.get_by_text("Informe o motivo do veto.")).to_be_visible()
@@ -117,6 +118,7 @@ def test_planner_decides_in_place_and_sees_totals_change(page, committed):
     screenshot(page, "history")
     page.get_by_role("link", name="Lotes", exact=True).click()
     expect(page.get_by_role("row", name=re.compile(data["semana"]))).to_contain_text("Novo")
+    screenshot(page, "batches")
 
 
 def test_admin_sees_rule_errors_inline(page, committed):
