@@ -24,7 +24,7 @@ from marshmallow import ValidationError
 from sqlalchemy import func, select
 
 from blueprints.pages.common import page_csrf_token, page_login_required, render_page
-from blueprints.pages.tracker_text import domain_errors, domain_message, schema_errors
+from blueprints.pages.tracker_text import domain_errors, domain_message, schema_errors, status_name
 from extensions import db, htmx
 from models.tracker import ISSUE_TYPES, PRIORITIES, Issue, Project, Status, Workspace
 from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
@@ -78,6 +78,9 @@ PRIORITY_ORDER = tuple(reversed(PRIORITIES))
 BOARD_PAGE = 100
 BOARD_MAX_PAGES = 20
 LIST_PAGE_SIZES = (25, 50, 100)
+
+
+blp.add_app_template_filter(status_name, "status_name")
 
 
 @blp.app_context_processor
@@ -310,7 +313,7 @@ def card_kit(page: ProjectPage, slug: str) -> CardKit:
     option = Markup('<option value="{}"{}>{}</option>')
     status_options = {
         current.id: Markup("").join(
-            option.format(s.id, Markup(" selected") if s.id == current.id else "", s.name)
+            option.format(s.id, Markup(" selected") if s.id == current.id else "", status_name(s.name))
             for s in page.statuses
         )
         for current in page.statuses
@@ -511,7 +514,7 @@ def issue_list(slug: str, project_id: uuid.UUID):
             parent = None
     base_args = {k: v for k, v in raw.items() if k != "page"}
     options = {
-        "status": [(str(s.id), s.name) for s in page.statuses],
+        "status": [(str(s.id), status_name(s.name)) for s in page.statuses],
         "priority": [(p, str(PRIORITY_TEXT[p])) for p in PRIORITY_ORDER],
         "type": [(t, str(TYPE_TEXT[t])) for t in ISSUE_TYPES],
         "label": [(str(label.id), label.name) for label in labels],

@@ -130,3 +130,16 @@ def domain_message(exc: DomainError) -> str:
     if exc.code == "FORBIDDEN":
         return _("Você não tem permissão para esta ação.")
     return exc.message
+
+
+def status_name(name: str) -> str:
+    """A status as the page shows it: the five defaults every project starts with are
+    translated; names a team chose are theirs and shown as typed."""
+    defaults = {
+        "Backlog": _("Backlog"),
+        "Todo": _("A fazer"),
+        "In Progress": _("Em andamento"),
+        "Done": _("Concluído"),
+        "Cancelled": _("Cancelado"),
+    }
+    return defaults.get(name, name)

@@ -149,10 +149,10 @@ def test_keyboard_users_move_cards_with_the_status_select(page, committed):
     select = page.get_by_label("Status de WEB-2")
     select.focus()
     with page.expect_response(lambda r: r.url.endswith("/WEB-2/move")):
-        select.select_option(label="Done")
+        select.select_option(label="Concluído")
     expect(page.locator(f"#cards-{done} #card-WEB-2")).to_be_visible()
     expect(page.get_by_label("Status de WEB-2")).to_be_focused()
-    expect(page.get_by_role("status").filter(has_text="WEB-2")).to_contain_text("Done")
+    expect(page.get_by_role("status").filter(has_text="WEB-2")).to_contain_text("Concluído")
     assert _api_issue(page, data, "WEB-2")["status"]["category"] == "done"
 
 
@@ -246,7 +246,7 @@ def test_board_on_a_phone(page, committed):
     page.set_viewport_size({"width": 390, "height": 844})
     sign_in(page, "carla@tracker.test", PASSWORD)
     page.goto(_board(data))
-    expect(page.get_by_role("heading", name="Todo")).to_be_visible()
+    expect(page.get_by_role("heading", name="A fazer")).to_be_visible()
     # Columns scroll sideways inside the board; the page itself does not.
     screenshot(page, "tracker-board-phone")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
