@@ -13,6 +13,7 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent
 DEV_SECRET_KEY = "dev-secret-key-not-for-production"
 DEV_JWT_SECRET_KEY = "dev-jwt-secret-key-not-for-production"
+MIN_SECRET_LENGTH = 32
 
 
 def _bool(name: str, default: bool) -> bool:
@@ -48,8 +49,9 @@ class Config:
     """Values shared by every environment; each is overridable by a variable."""
 
     ENV_NAME = os.environ.get("GIRO_ENV", "development")
-    SECRET_KEY = os.environ.get("SECRET_KEY", DEV_SECRET_KEY)
-    JWT_SECRET_KEY = os.environ.get("JWT_SECRET_KEY", DEV_JWT_SECRET_KEY)
+    # An empty variable counts as unset.
+    SECRET_KEY = os.environ.get("SECRET_KEY") or DEV_SECRET_KEY
+    JWT_SECRET_KEY = os.environ.get("JWT_SECRET_KEY") or DEV_JWT_SECRET_KEY
     SQLALCHEMY_DATABASE_URI = normalize_database_url(os.environ.get("DATABASE_URL", default_database_url()))
     SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
     SUPERADMIN_EMAIL = os.environ.get("SUPERADMIN_EMAIL", "").strip().lower() or None
@@ -119,10 +121,12 @@ class Config:
     @classmethod
     def check(cls, config: dict) -> None:
         """Refuse to run in production on development secrets or with clashing mounts."""
-        dev_secrets = config["SECRET_KEY"] == DEV_SECRET_KEY or config["JWT_SECRET_KEY"] == DEV_JWT_SECRET_KEY
-        if config["ENV_NAME"] == "production" and dev_secrets:
+        secrets = (config["SECRET_KEY"], config["JWT_SECRET_KEY"])
+        weak = any(s in (DEV_SECRET_KEY, DEV_JWT_SECRET_KEY) or len(s) < MIN_SECRET_LENGTH for s in secrets)
+        if config["ENV_NAME"] == "production" and weak:
             raise RuntimeError(
-                "GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment"
+                "GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment, "
+                f"each at least {MIN_SECRET_LENGTH} characters (e.g. `openssl rand -hex 32`)"
             )
         unknown = set(config["SERVICES"]) - {"stock", "tracker"}
         if unknown:

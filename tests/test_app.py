@@ -92,6 +92,24 @@ def test_production_refuses_development_secrets():
         create_app({"ENV_NAME": "production", "SECRET_KEY": DEV_SECRET_KEY, "JWT_SECRET_KEY": "x" * 32})
     with pytest.raises(RuntimeError, match="SECRET_KEY"):
         create_app({"ENV_NAME": "production", "SECRET_KEY": "x" * 32, "JWT_SECRET_KEY": DEV_JWT_SECRET_KEY})
+    with pytest.raises(RuntimeError, match="at least 32"):
+        create_app({"ENV_NAME": "production", "SECRET_KEY": "short", "JWT_SECRET_KEY": "y" * 32})
+
+
+def test_an_empty_secret_variable_counts_as_unset(monkeypatch):
+    import importlib
+
+    import config
+
+    monkeypatch.setenv("SECRET_KEY", "")
+    monkeypatch.setenv("JWT_SECRET_KEY", "")
+    try:
+        reloaded = importlib.reload(config)
+        assert reloaded.Config.SECRET_KEY == DEV_SECRET_KEY
+        assert reloaded.Config.JWT_SECRET_KEY == DEV_JWT_SECRET_KEY
+    finally:
+        monkeypatch.undo()
+        importlib.reload(config)
 
 
 def test_services_cannot_share_a_mount_point():
