@@ -108,3 +108,75 @@ def bearer(token: str) -> dict:
 
 def auth_headers(client, user) -> dict:
     return bearer(login(client, user)["accessToken"])
+
+
+def make_lote(on: date = date(2026, 11, 18)):
+    """An empty batch for the ISO week of ``on``."""
+    from models.remanejamento import Lote
+    from services.stock.batches import iso_week
+
+    semana, inicio, fim = iso_week(on)
+    lote = Lote(semana=semana, inicio=inicio, fim=fim, data=on, geracoes=1)
+    db.session.add(lote)
+    db.session.flush()
+    return lote
+
+
+_rec_position = itertools.count()
+_UNSET = object()
+
+
+def make_rec(
+    lote,
+    produto,
+    origem,
+    destino,
+    *,
+    tamanho: str = "38",
+    quantidade: int = 5,
+    prioridade: str = "media",
+    score: int = 50,
+    status: str = "pendente",
+    vetado: bool = False,
+    motivo_veto: str = "Loja em reforma",
+    dias_ate_ruptura: int = 3,
+    executada_data=_UNSET,
+):
+    """A recommendation written straight into a batch (the engine's figures are fixed).
+
+    An executed one gets the batch date as its execution day unless told otherwise.
+    """
+    from models.remanejamento import PRIORIDADE_RANK, Recomendacao
+
+    if executada_data is _UNSET:
+        executada_data = lote.data if status == "executada" else None
+    rec = Recomendacao(
+        lote_id=lote.id,
+        produto_id=produto.id,
+        tamanho=tamanho,
+        cor=produto.cor,
+        origem_id=origem.id,
+        destino_id=destino.id,
+        tipo_origem="cd" if origem.is_cd else "loja",
+        quantidade=quantidade,
+        estoque_destino=1,
+        venda_media_destino=1.5,
+        estoque_origem=30,
+        venda_media_origem=0.1,
+        distancia_km=12.0,
+        justificativa=f"{destino.nome} vende 1,5/dia e tem 1 unidade; {origem.nome} tem 30 e vende 0,1/dia.",
+        prioridade=prioridade,
+        prioridade_rank=PRIORIDADE_RANK[prioridade],
+        score=score,
+        posicao=next(_rec_position),
+        dias_ate_ruptura=dias_ate_ruptura,
+        em_campanha=False,
+        data=lote.data,
+        status=status,
+        vetado=vetado,
+        motivo_veto=motivo_veto if vetado else None,
+        executada_data=executada_data,
+    )
+    db.session.add(rec)
+    db.session.flush()
+    return rec

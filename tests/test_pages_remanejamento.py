@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import re
 from datetime import date
@@ -13,70 +12,21 @@ from datetime import date
 import pytest
 
 from extensions import db
-from models.remanejamento import PRIORIDADE_RANK, Lote, Recomendacao
-from models.stock import Loja, Produto
-from services.stock.batches import iso_week
-from tests.factories import PASSWORD, auth_headers, make_loja, make_produto, make_user, set_stock
+from tests.factories import (
+    PASSWORD,
+    auth_headers,
+    make_loja,
+    make_lote,
+    make_produto,
+    make_rec,
+    make_user,
+    set_stock,
+)
 
 API = "/api/v1/remanejamento"
-_pos = itertools.count()
 
 
 # --- builders (shared with the browser tests) ------------------------------------------------
-
-
-def make_lote(on: date) -> Lote:
-    semana, inicio, fim = iso_week(on)
-    lote = Lote(semana=semana, inicio=inicio, fim=fim, data=on, geracoes=1)
-    db.session.add(lote)
-    db.session.flush()
-    return lote
-
-
-def add_rec(
-    lote: Lote,
-    produto: Produto,
-    origem: Loja,
-    destino: Loja,
-    *,
-    tamanho: str = "38",
-    quantidade: int = 5,
-    prioridade: str = "media",
-    score: int = 50,
-    status: str = "pendente",
-    vetado: bool = False,
-    dias: int = 4,
-) -> Recomendacao:
-    rec = Recomendacao(
-        lote_id=lote.id,
-        produto_id=produto.id,
-        tamanho=tamanho,
-        cor=produto.cor,
-        origem_id=origem.id,
-        destino_id=destino.id,
-        tipo_origem="cd" if origem.is_cd else "loja",
-        quantidade=quantidade,
-        estoque_destino=1,
-        venda_media_destino=1.5,
-        estoque_origem=30,
-        venda_media_origem=0.1,
-        distancia_km=14.0,
-        justificativa=f"{destino.nome} vende 1,5/dia e tem 1 unidade; {origem.nome} tem 30.",
-        prioridade=prioridade,
-        prioridade_rank=PRIORIDADE_RANK[prioridade],
-        score=score,
-        posicao=next(_pos),
-        dias_ate_ruptura=dias,
-        em_campanha=False,
-        data=lote.data,
-        status=status,
-        vetado=vetado,
-        motivo_veto="Loja em reforma" if vetado else None,
-        executada_data=lote.data if status == "executada" else None,
-    )
-    db.session.add(rec)
-    db.session.flush()
-    return rec
 
 
 def small_network() -> dict:
@@ -95,13 +45,13 @@ def small_network() -> dict:
     set_stock(curitiba, bota, **{"36": 9, "37": 8, "38": 7})
     lote = make_lote(date(2026, 11, 18))
     recs = {
-        "alta": add_rec(lote, tenis, cd, paulista, tamanho="38", quantidade=6, prioridade="alta", score=90),
-        "media": add_rec(lote, tenis, cd, moema, tamanho="39", quantidade=4, prioridade="media", score=70),
-        "baixa": add_rec(
+        "alta": make_rec(lote, tenis, cd, paulista, tamanho="38", quantidade=6, prioridade="alta", score=90),
+        "media": make_rec(lote, tenis, cd, moema, tamanho="39", quantidade=4, prioridade="media", score=70),
+        "baixa": make_rec(
             lote, bota, curitiba, moema, tamanho="37", quantidade=3, prioridade="baixa", score=30
         ),
-        "aprovada": add_rec(lote, tenis, moema, paulista, tamanho="37", quantidade=3, status="aprovada"),
-        "executada": add_rec(lote, bota, curitiba, paulista, tamanho="36", quantidade=4, status="executada"),
+        "aprovada": make_rec(lote, tenis, moema, paulista, tamanho="37", quantidade=3, status="aprovada"),
+        "executada": make_rec(lote, bota, curitiba, paulista, tamanho="36", quantidade=4, status="executada"),
     }
     return {
         "cd": cd,
@@ -255,7 +205,7 @@ def test_batch_filters_by_store_and_product(client, net, planner):
 
 
 def test_vetoed_filter_and_bad_filters_are_reported(client, net, planner):
-    vetoed = add_rec(net["lote"], net["tenis"], net["cd"], net["curitiba"], vetado=True)
+    vetoed = make_rec(net["lote"], net["tenis"], net["cd"], net["curitiba"], vetado=True)
     sign_in(client, planner)
     body = text(client.get(f"/lotes/{net['lote'].id}?status=vetada", headers=hx()))
     assert f'id="rec-{vetoed.id}"' in body and body.count('<tr id="rec-') == 1
@@ -268,7 +218,7 @@ def test_vetoed_filter_and_bad_filters_are_reported(client, net, planner):
 
 def test_batch_table_sorts_and_paginates(client, net, planner):
     for i in range(60):
-        add_rec(net["lote"], net["bota"], net["cd"], net["moema"], tamanho="38", score=i, prioridade="baixa")
+        make_rec(net["lote"], net["bota"], net["cd"], net["moema"], tamanho="38", score=i, prioridade="baixa")
     sign_in(client, planner)
     lid = net["lote"].id
     first = text(client.get(f"/lotes/{lid}", headers=hx()))
@@ -602,7 +552,7 @@ def test_history_filters_by_status(client, net, planner):
 
 def test_store_managers_pick_lists_hold_only_their_store(client, net):
     # Approved, but from the CD to Moema: not Paulista's business.
-    add_rec(net["lote"], net["bota"], net["cd"], net["moema"], tamanho="38", status="aprovada")
+    make_rec(net["lote"], net["bota"], net["cd"], net["moema"], tamanho="38", status="aprovada")
     manager = make_user(papel="gerente_loja", loja=net["paulista"])
     sign_in(client, manager)
     rows = _csv_rows(client.get(f"/lotes/{net['lote'].id}/separacao.csv"))

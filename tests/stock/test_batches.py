@@ -9,8 +9,17 @@ from datetime import date, timedelta
 import pytest
 
 from extensions import db
-from tests.factories import add_sales, auth_headers, make_loja, make_produto, make_user, set_stock
-from tests.stock.test_batches_support import API, make_lote, make_rec
+from tests.factories import (
+    add_sales,
+    auth_headers,
+    make_loja,
+    make_lote,
+    make_produto,
+    make_rec,
+    make_user,
+    set_stock,
+)
+from tests.stock.test_batches_support import API
 
 ON = date(2026, 11, 18)  # a Wednesday of 2026-W47
 

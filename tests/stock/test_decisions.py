@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories import auth_headers, make_loja, make_produto, make_user
-from tests.stock.test_batches_support import API, make_lote, make_rec
+from tests.factories import auth_headers, make_loja, make_lote, make_produto, make_rec, make_user
+from tests.stock.test_batches_support import API
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ from datetime import date
 
 import pytest
 
-from tests.factories import auth_headers, make_loja, make_produto, make_user, set_stock
-from tests.stock.test_batches_support import make_lote, make_rec
+from tests.factories import auth_headers, make_loja, make_lote, make_produto, make_rec, make_user, set_stock
 
 
 @pytest.fixture

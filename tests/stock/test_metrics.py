@@ -7,9 +7,18 @@ from datetime import date, timedelta
 import pytest
 
 from services.clock import today
-from tests.factories import add_sales, auth_headers, make_loja, make_produto, make_user, set_stock
+from tests.factories import (
+    add_sales,
+    auth_headers,
+    make_loja,
+    make_lote,
+    make_produto,
+    make_rec,
+    make_user,
+    set_stock,
+)
 from tests.stock.test_batches import build_network, generate
-from tests.stock.test_batches_support import API, make_lote, make_rec
+from tests.stock.test_batches_support import API
 
 
 @pytest.fixture
