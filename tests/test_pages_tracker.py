@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from extensions import db
-from models.tracker import Plan
-from tests.tracker.conftest import seeded_plans
 from tests.tracker.support import (
     API,
     PASSWORD,
@@ -22,16 +19,6 @@ from tests.tracker.support import (
 )
 
 HX = {"HX-Request": "true"}
-
-
-@pytest.fixture(autouse=True)
-def tracker_plans(app, db_session):
-    """Committing tests elsewhere empty every table, the seeded plans too: put them back."""
-    with app.app_context():
-        if db.session.get(Plan, "free") is None:
-            db.session.add_all(Plan(**plan) for plan in seeded_plans())
-            db.session.commit()
-        db.session.remove()
 
 
 def sign_in(client, tenant: Tenant) -> dict:

@@ -7,7 +7,6 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot, sign_in
-from tests.browser.test_tracker_pages import ensure_plans
 from tests.conftest import SUPERADMIN_EMAIL
 from tests.factories import PASSWORD
 
@@ -15,7 +14,6 @@ from tests.factories import PASSWORD
 def _platform() -> dict:
     from services.tracker import accounts, issues, workspaces
 
-    ensure_plans()
     accounts.register("Raiz Admin", SUPERADMIN_EMAIL, PASSWORD)
     user, _access, _refresh = accounts.register("Beto Banido", "beto@tracker.test", PASSWORD)
     accounts.register("Ana Ativa", "ana@tracker.test", PASSWORD)

@@ -12,22 +12,10 @@ from tests.factories import PASSWORD
 API = "/tracker/api/v1"
 
 
-def ensure_plans() -> None:
-    """The plans migration 0002 seeds; committing tests empty every table, these too."""
-    from extensions import db
-    from models.tracker import Plan
-    from tests.tracker.conftest import seeded_plans
-
-    if db.session.get(Plan, "free") is None:
-        db.session.add_all(Plan(**plan) for plan in seeded_plans())
-        db.session.flush()
-
-
 def _team() -> dict:
     """Two organizations: Olga's, with a project, issues and a member, and Bruno's."""
     from services.tracker import accounts, issues, organizations, workspaces
 
-    ensure_plans()
     owner, _access, _refresh = accounts.register("Olga Dona", "olga@tracker.test", PASSWORD)
     other, _access, _refresh = accounts.register("Bruno Fora", "bruno@tracker.test", PASSWORD)
     slug = workspaces.list_workspaces(owner)[0].slug
