@@ -27,6 +27,13 @@ from schemas.stock.remanejamento import (
 )
 from services.stock import batches, decisions, grade, metrics
 
+# Documented once, shown on every decision endpoint.
+STATE_MACHINE = (
+    "Estados: `pendente` → `aprovada` → `executada`; `pendente`/`aprovada` → `recusada`. "
+    "Repetir a ação já tomada responde 200 sem mudança; outro movimento responde 409; uma vetada "
+    "não pode ser aprovada nem executada até ser restaurada. Ações simultâneas são serializadas: "
+    "a segunda vê o resultado da primeira."
+)
 blp = Blueprint(
     "stock_remanejamento",
     __name__,
@@ -72,14 +79,9 @@ def get_recomendacao(rid):
 @blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
 @blp.alt_response(404, description="Não encontrada")
 @blp.alt_response(409, description="O estado atual não permite aprovar")
+@blp.doc(description=STATE_MACHINE)
 def aprovar(rid):
-    """Aprovar: `pendente` → `aprovada`.
-
-    Estados: `pendente` → `aprovada` → `executada`; `pendente`/`aprovada` → `recusada`.
-    Repetir a ação já tomada responde 200 sem mudança; outro movimento responde 409; uma vetada
-    não pode ser aprovada nem executada até ser restaurada. Ações simultâneas são serializadas:
-    a segunda vê o resultado da primeira.
-    """
+    """Aprovar: `pendente` → `aprovada`."""
     return decisions.aprovar(rid, current_user)
 
 
@@ -89,14 +91,9 @@ def aprovar(rid):
 @blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
 @blp.alt_response(404, description="Não encontrada")
 @blp.alt_response(409, description="O estado atual não permite recusar")
+@blp.doc(description=STATE_MACHINE)
 def recusar(rid):
-    """Recusar: `pendente` ou `aprovada` → `recusada`.
-
-    Estados: `pendente` → `aprovada` → `executada`; `pendente`/`aprovada` → `recusada`.
-    Repetir a ação já tomada responde 200 sem mudança; outro movimento responde 409; uma vetada
-    não pode ser aprovada nem executada até ser restaurada. Ações simultâneas são serializadas:
-    a segunda vê o resultado da primeira.
-    """
+    """Recusar: `pendente` ou `aprovada` → `recusada`."""
     return decisions.recusar(rid, current_user)
 
 
@@ -106,17 +103,12 @@ def recusar(rid):
 @blp.alt_response(403, description="Papel sem permissão")
 @blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
 @blp.alt_response(409, description="Só uma aprovada e não vetada pode ser executada")
+@blp.doc(
+    description="Registra que a transferência foi despachada; o estoque muda com a próxima carga de "
+    "estoque do varejista.\n\n" + STATE_MACHINE
+)
 def executar(rid):
-    """Executar: `aprovada` → `executada`. O `gerente_loja` executa as da sua loja.
-
-    Registra que a transferência foi despachada; o estoque muda com a próxima carga de estoque
-    do varejista.
-
-    Estados: `pendente` → `aprovada` → `executada`; `pendente`/`aprovada` → `recusada`.
-    Repetir a ação já tomada responde 200 sem mudança; outro movimento responde 409; uma vetada
-    não pode ser aprovada nem executada até ser restaurada. Ações simultâneas são serializadas:
-    a segunda vê o resultado da primeira.
-    """
+    """Executar: `aprovada` → `executada`. O `gerente_loja` executa as da sua loja."""
     return decisions.executar(rid, current_user)
 
 

@@ -82,7 +82,21 @@ class LoteOut(StockSchema):
     recomendacoes = fields.List(fields.Nested(RecomendacaoOut), dump_default=list)
 
 
-class RecomendacoesQuery(QuerySchema):
+class PagingQuery(QuerySchema):
+    """`limite`/`offset` paging of recommendation lists (an extension to the spec)."""
+
+    limite = fields.Integer(
+        validate=validate.Range(min=1, max=10000),
+        metadata={"description": "Page size (extension to the spec); every match when absent"},
+    )
+    offset = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0),
+        metadata={"description": "Matches to skip, in list order (extension to the spec)"},
+    )
+
+
+class RecomendacoesQuery(PagingQuery):
     loteId = fields.UUID(
         metadata={"description": "Batch to list; the newest batch when absent (extension to the spec)"}
     )
@@ -92,29 +106,11 @@ class RecomendacoesQuery(QuerySchema):
     prioridade = fields.String(validate=validate.OneOf(PRIORIDADES))
     status = fields.String(validate=validate.OneOf(STATUS_RECOMENDACAO))
     tipoOrigem = fields.String(validate=validate.OneOf(TIPOS_ORIGEM))
-    limite = fields.Integer(
-        validate=validate.Range(min=1, max=10000),
-        metadata={"description": "Page size (extension to the spec); every match when absent"},
-    )
-    offset = fields.Integer(
-        load_default=0,
-        validate=validate.Range(min=0),
-        metadata={"description": "Matches to skip, in list order (extension to the spec)"},
-    )
 
 
-class AtivasQuery(QuerySchema):
+class AtivasQuery(PagingQuery):
     ativas = fields.Boolean(
         load_default=False, metadata={"description": "Only recommendations not vetoed and not `recusada`"}
-    )
-    limite = fields.Integer(
-        validate=validate.Range(min=1, max=10000),
-        metadata={"description": "Page size (extension to the spec); every match when absent"},
-    )
-    offset = fields.Integer(
-        load_default=0,
-        validate=validate.Range(min=0),
-        metadata={"description": "Matches to skip, in list order (extension to the spec)"},
     )
 
 
