@@ -183,6 +183,48 @@ class IssueLabel(db.Model):
     )
 
 
+class TitleTerm(db.Model):
+    """A project's title vocabulary: each distinct normalised word of its issue titles.
+
+    A search's total is counted from here: the vocabulary words containing each
+    word of ``q`` (a trigram index on PostgreSQL answers ``LIKE '%word%'``), then
+    their issues from ``issue_title_terms`` by index-only scans, so a word found
+    in tens of thousands of titles is counted without reading the issues. Words
+    stay after their last issue goes: they then match nothing.
+    """
+
+    __tablename__ = "title_terms"
+    __table_args__ = (
+        UniqueConstraint("project_id", "term", name="uq_title_terms_project_id_term"),
+        Index(
+            "ix_title_terms_term_trgm",
+            "term",
+            postgresql_using="gin",
+            postgresql_ops={"term": "gin_trgm_ops"},
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("projects.id", ondelete="CASCADE"))
+    term: Mapped[str] = mapped_column(String(300))
+
+
+class IssueTitleTerm(db.Model):
+    """Which words each issue's title holds (the inverted index of title search)."""
+
+    __tablename__ = "issue_title_terms"
+    # (term_id, issue_id) is the primary key: a word's issues are read from it alone.
+    # (issue_id, term_id) serves re-indexing a title and probing one issue.
+    __table_args__ = (Index("ix_issue_title_terms_issue_id", "issue_id", "term_id"),)
+
+    term_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("title_terms.id", ondelete="CASCADE"), primary_key=True
+    )
+    issue_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("issues.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
 class Issue(UUIDPrimaryKey, CreatedAt, db.Model):
     __tablename__ = "issues"
     __table_args__ = (
@@ -200,12 +242,12 @@ class Issue(UUIDPrimaryKey, CreatedAt, db.Model):
         Index("ix_issues_parent_id", "parent_id"),
         Index("ix_issues_organization_id", "organization_id"),
         Index("ix_issues_status_id", "status_id"),
-        # Case-insensitive substring search on titles (PostgreSQL trigram index).
+        # Title search checks rows against ``search_text`` (trigram index on PostgreSQL).
         Index(
-            "ix_issues_title_trgm",
-            "title",
+            "ix_issues_search_text_trgm",
+            "search_text",
             postgresql_using="gin",
-            postgresql_ops={"title": "gin_trgm_ops"},
+            postgresql_ops={"search_text": "gin_trgm_ops"},
         ),
         CheckConstraint("priority BETWEEN 0 AND 4", name="priority_valid"),
     )
@@ -216,6 +258,8 @@ class Issue(UUIDPrimaryKey, CreatedAt, db.Model):
     )
     number: Mapped[int] = mapped_column(Integer)
     title: Mapped[str] = mapped_column(String(500))
+    # The title as search sees it (services.tracker.search.searchable): never shown.
+    search_text: Mapped[str] = mapped_column(Text, default="")
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
     type: Mapped[str] = mapped_column(String(20), default="task")
     priority: Mapped[int] = mapped_column(SmallInteger, default=0)

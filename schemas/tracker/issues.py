@@ -46,7 +46,16 @@ class IssueListQuery(PageQuery):
         fields.UUID(), metadata={"description": "Repeatable: issues carrying any of these labels"}
     )
     parent_id = fields.UUID()
-    q = Text(validate=validate.Length(max=200), metadata={"description": "Case-insensitive title search"})
+    q = Text(
+        validate=validate.Length(max=200),
+        metadata={
+            "description": (
+                "Title search: every word of q must occur inside some word of the title, "
+                "ignoring case and accents, in any order ('calcado check' finds 'Checkout do Calçado'). "
+                "total stays exact."
+            )
+        },
+    )
     order_by = fields.String(load_default="created_at", validate=validate.OneOf(ORDER_BY))
     order = fields.String(load_default="desc", validate=validate.OneOf(("asc", "desc")))
 

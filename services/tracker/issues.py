@@ -21,7 +21,7 @@ from models.auth import User
 from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import plans
+from services.tracker import plans, search
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
@@ -39,11 +39,6 @@ class IssuePage:
 
 def _field(name: str, message: str) -> FieldError:
     return FieldError(("body", name), message)
-
-
-def _like_pattern(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def _validate_references(project: Project, access: Access, data: dict, issue: Issue | None = None) -> None:
@@ -148,7 +143,7 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     )
     db.session.add(issue)
     _set_labels(issue, data.get("label_ids") or [])
-    db.session.flush()
+    search.index_title(issue)
     issue.children_count = 0
     return issue
 
@@ -174,7 +169,7 @@ def _conditions(project: Project, filters: dict) -> list:
         )
     q = (filters.get("q") or "").strip()
     if q:
-        conditions.append(Issue.title.ilike(_like_pattern(q), escape="\\"))
+        conditions.append(search.condition(q))
     return conditions
 
 
@@ -193,6 +188,11 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
         own_labels = select(Label.id).where(Label.project_id == project.id, Label.id.in_(filters["label_id"]))
         links = select(IssueLabel.issue_id).where(IssueLabel.label_id.in_(own_labels)).distinct().subquery()
         return db.session.scalar(select(func.count()).select_from(links)) or 0
+    if used == {"q"}:
+        words = search.query_words(filters["q"])
+        if len(words) <= 1:
+            # One word, however common, is counted from the title index alone.
+            return search.count_word(project.id, words[0]) if words else 0
     return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions)) or 0
 
 
@@ -312,9 +312,12 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     before = plans.text_bytes(issue.title, issue.description)
     after = plans.text_bytes(changes.get("title", issue.title), changes.get("description", issue.description))
     plans.ensure_within_limit(access.organization, "storage_bytes", after - before)
+    retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
             setattr(issue, name, changes[name])
+    if retitled:
+        search.index_title(issue)
     if "priority" in changes:
         issue.priority = PRIORITY_RANK[changes["priority"]]
     if "label_ids" in changes:

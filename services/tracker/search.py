@@ -1,0 +1,135 @@
+"""Title search: which issues match ``q``, and how many, fast at a million issues.
+
+``q`` matches an issue when every word of ``q`` occurs inside some word of the
+title, ignoring case and accents: ``checkout`` finds "Checkout lento", ``calcado
+pix`` finds "Pix recusado no calçado", ``urca tamanco`` finds "Tamanco Urca".
+
+Two structures answer it, and agree by construction:
+
+- ``issues.search_text`` holds the title's normalised words joined by spaces. A
+  word of ``q`` holds no whitespace, so it is inside ``search_text`` exactly when
+  it is inside one of the title's words: the list filters rows with
+  ``search_text LIKE '%word%'`` (a trigram index on PostgreSQL), which lets the
+  first page be read in sort order and stop early.
+- ``title_terms`` / ``issue_title_terms`` are the inverted index of the same
+  words. A one-word search's total comes from them: the vocabulary words
+  containing it, then their issues by index-only scans, so counting tens of
+  thousands of matches reads no issue rows.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+import uuid
+
+from sqlalchemy import and_, delete, distinct, false, func, insert, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql.elements import ColumnElement
+
+from extensions import db
+from models.tracker import Issue, IssueTitleTerm, TitleTerm
+
+# Words are indexed up to this many characters (after normalising): a longer
+# "word" is a pasted blob, and btree entries have a size limit.
+MAX_TERM_LENGTH = 300
+
+
+def normalize(text: str) -> str:
+    """Lower-case (Unicode case folding) without accents: "Calçado" -> "calcado"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def _words(text: str) -> list[str]:
+    return [word[:MAX_TERM_LENGTH] for word in normalize(text).split()]
+
+
+def searchable(title: str) -> str:
+    """What ``issues.search_text`` holds for a title."""
+    return " ".join(_words(title))
+
+
+def terms_of(title: str) -> set[str]:
+    """The distinct words the inverted index holds for a title."""
+    return set(_words(title))
+
+
+def query_words(q: str) -> list[str]:
+    """The words of a search that constrain it: one inside another adds nothing."""
+    kept: list[str] = []
+    for word in sorted(set(_words(q)), key=len, reverse=True):
+        if not any(word in longer for longer in kept):
+            kept.append(word)
+    return kept
+
+
+def _insert(table):
+    dialect = db.session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(table)
+    if dialect == "sqlite":
+        return sqlite.insert(table)
+    return insert(table)
+
+
+def index_title(issue: Issue) -> None:
+    """(Re)write what search knows of an issue's title; part of the caller's transaction."""
+    issue.search_text = searchable(issue.title)
+    db.session.flush()
+    db.session.execute(delete(IssueTitleTerm).where(IssueTitleTerm.issue_id == issue.id))
+    terms = terms_of(issue.title)
+    if not terms:
+        return
+    # Concurrent creates may add the same new word: the unique key settles it.
+    db.session.execute(
+        _insert(TitleTerm)
+        .values([{"project_id": issue.project_id, "term": term} for term in sorted(terms)])
+        .on_conflict_do_nothing(index_elements=["project_id", "term"])
+    )
+    term_ids = db.session.scalars(
+        select(TitleTerm.id).where(TitleTerm.project_id == issue.project_id, TitleTerm.term.in_(terms))
+    ).all()
+    db.session.execute(insert(IssueTitleTerm), [{"term_id": tid, "issue_id": issue.id} for tid in term_ids])
+
+
+def _like_pattern(word: str) -> str:
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def condition(q: str) -> ColumnElement[bool]:
+    """The row filter for ``q`` on issues (nothing matches a ``q`` without words)."""
+    words = query_words(q)
+    if not words:
+        return false()
+    return and_(*(Issue.search_text.like(_like_pattern(word), escape="\\") for word in words))
+
+
+# Above this many vocabulary entries for one word, the entries are matched by a
+# subquery rather than sent as literals (bind parameters are limited).
+MAX_LITERAL_TERMS = 1_000
+
+
+def _matching_terms(project_id: uuid.UUID, word: str):
+    """The vocabulary entries containing ``word``: their ids, or a subquery when many."""
+    terms = select(TitleTerm.id).where(
+        TitleTerm.project_id == project_id, TitleTerm.term.like(_like_pattern(word), escape="\\")
+    )
+    ids = db.session.scalars(terms.limit(MAX_LITERAL_TERMS + 1)).all()
+    return ids if len(ids) <= MAX_LITERAL_TERMS else terms
+
+
+def count_word(project_id: uuid.UUID, word: str) -> int:
+    """How many of the project's issues have ``word`` inside a title word, from the index alone.
+
+    The route for a one-word search, however broad. Several words narrow the
+    result, so their total is cheaper to count on the issues themselves (the
+    trigram index intersects the words) than by intersecting their issue sets.
+    """
+    terms = _matching_terms(project_id, word)
+    if isinstance(terms, list) and not terms:
+        return 0
+    # A word found in one vocabulary entry: its links are its issues, nothing to de-duplicate.
+    single = isinstance(terms, list) and len(terms) == 1
+    counted = func.count() if single else func.count(distinct(IssueTitleTerm.issue_id))
+    return db.session.scalar(select(counted).where(IssueTitleTerm.term_id.in_(terms))) or 0

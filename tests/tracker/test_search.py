@@ -1,0 +1,97 @@
+"""Title search (`q`): every word of q inside some word of the title, ignoring case and accents.
+
+The page filters rows on the normalised title while a one-word total is counted
+from the inverted index of title words: these tests hold both to one answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tracker.support import issues_url, make_issue, make_project, register
+
+
+@pytest.fixture
+def board(client):
+    tenant = register(client)
+    project = make_project(client, tenant, key="WEB")
+    url = issues_url(tenant, project)
+
+    def search(q, **query):
+        response = client.get(url, query_string={"q": q, **query}, headers=tenant.headers)
+        assert response.status_code == 200, response.get_json()
+        body = response.get_json()
+        return sorted(issue["title"] for issue in body["issues"]), body["total"]
+
+    return tenant, project, url, search
+
+
+def test_words_match_inside_title_words_whatever_case_accents_or_order(client, board):
+    tenant, project, _url, search = board
+    for title in (
+        "Calçado infantil sem estoque",
+        "Checkout lento no celular",
+        "Checkout: checkouts duplicados",
+        "Tamanco Urca ref-01234",
+        "Relatório de ÉPOCA",
+    ):
+        make_issue(client, tenant, project, title=title)
+
+    assert search("calcado") == (["Calçado infantil sem estoque"], 1)
+    assert search("CALÇADO") == (["Calçado infantil sem estoque"], 1)
+    assert search("epoca relatorio") == (["Relatório de ÉPOCA"], 1)
+    # Inside a word, and one issue counted once when several of its words match.
+    assert search("check") == (["Checkout lento no celular", "Checkout: checkouts duplicados"], 2)
+    assert search("out:") == (["Checkout: checkouts duplicados"], 1)
+    # Every word must be found, in any order.
+    assert search("urca tamanco") == (["Tamanco Urca ref-01234"], 1)
+    assert search("tamanco lento") == ([], 0)
+    assert search("REF-0123") == (["Tamanco Urca ref-01234"], 1)
+    # LIKE wildcards are plain characters.
+    assert search("%") == ([], 0)
+    assert search("ref_01234") == ([], 0)
+    # Nothing searchable (a lone combining accent) matches nothing.
+    assert search("\u0301") == ([], 0)
+
+
+def test_totals_follow_creates_renames_and_deletes(client, board):
+    tenant, project, url, search = board
+    first = make_issue(client, tenant, project, title="Grade de tênis")
+    make_issue(client, tenant, project, title="Grade de botas", parent_id=first["id"])
+    assert search("grade") == (["Grade de botas", "Grade de tênis"], 2)
+
+    renamed = client.patch(f"{url}/WEB-2", json={"title": "Vitrine de botas"}, headers=tenant.headers)
+    assert renamed.status_code == 200
+    assert search("grade") == (["Grade de tênis"], 1)
+    assert search("vitrine") == (["Vitrine de botas"], 1)
+    # An edit that keeps the title leaves it found.
+    client.patch(f"{url}/WEB-1", json={"title": "Grade de tênis", "priority": "high"}, headers=tenant.headers)
+    assert search("tenis", priority="high") == (["Grade de tênis"], 1)
+
+    assert client.delete(f"{url}/WEB-1", headers=tenant.headers).status_code == 204
+    assert search("grade") == ([], 0)
+    assert search("vitrine") == ([], 0)
+
+
+def test_totals_page_through_a_broad_word(client, board):
+    tenant, project, _url, search = board
+    for n in range(7):
+        make_issue(client, tenant, project, title=f"Sincronizar estoque loja {n}")
+    make_issue(client, tenant, project, title="Estoques do CD")
+    make_issue(client, tenant, project, title="Outra coisa")
+    titles = []
+    for page in (1, 2, 3):
+        found, total = search("ESTOQUE", per_page=3, page=page)
+        assert total == 8
+        titles += found
+    assert len(titles) == 8 and "Estoques do CD" in titles
+
+
+def test_search_never_reaches_another_project(client, board):
+    tenant, project, _url, search = board
+    make_issue(client, tenant, project, title="Pix recusado")
+    other_project = make_project(client, tenant, key="OPS", name="Ops")
+    make_issue(client, tenant, other_project, title="Pix recusado na loja")
+    stranger = register(client)
+    make_issue(client, stranger, make_project(client, stranger, key="WEB"), title="Pix em dobro")
+    assert search("pix") == (["Pix recusado"], 1)
