@@ -67,10 +67,13 @@ def _select_locale() -> str:
 
 
 def register_database_hooks(app: Flask) -> None:
-    """SQLite: enforce foreign keys, let SQLAlchemy own transactions (SAVEPOINT works)
-    and let writing requests take the write lock when their transaction begins."""
+    """PostgreSQL: plan each query for its values. SQLite: enforce foreign keys, let
+    SQLAlchemy own transactions (SAVEPOINT works) and let writing requests take the
+    write lock when their transaction begins."""
     with app.app_context():
         engine = db.engine
+    if engine.dialect.name == "postgresql":
+        _plan_every_query_for_its_values(engine)
     if engine.dialect.name != "sqlite":
         return
 
@@ -91,6 +94,19 @@ def register_database_hooks(app: Flask) -> None:
         # another writer committed in between (the busy timeout cannot help), so
         # writing requests take the write lock up front and queue instead.
         connection.exec_driver_sql("BEGIN IMMEDIATE" if _is_write_request() else "BEGIN")
+
+
+def _plan_every_query_for_its_values(engine) -> None:
+    """psycopg prepares a statement run five times, and PostgreSQL may then reuse one
+    generic plan for every value. The best plan for a title search depends on its
+    words (a rare word goes through the trigram index, a common one reads the first
+    page in sort order), so each execution is planned for its own values."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SET plan_cache_mode = force_custom_plan")
+        dbapi_connection.commit()
 
 
 def _is_write_request() -> bool:

@@ -422,6 +422,8 @@ def main() -> None:
         ("search: q=aurora (a model name, ~2% of titles)", {"q": "aurora"}),
         ("search: q=safari + priority=urgent", {"q": "SAFARI", "priority": "urgent"}),
         ("search: q=checkout (a broad word, ~7% of titles)", {"q": "checkout"}),
+        ("search: q=fix checkout (two common words)", {"q": "fix checkout"}),
+        ("search: q=e (one letter: the first key typed, in most titles)", {"q": "e"}),
     ]
     print(f"\n{'scenario':<100} {'median':>8} {'p95':>8} {'total':>9}")
     for name, query in scenarios:

@@ -190,9 +190,11 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
         return db.session.scalar(select(func.count()).select_from(links)) or 0
     if used == {"q"}:
         words = search.query_words(filters["q"])
-        if len(words) <= 1:
+        if len(words) == 1:
             # One word, however common, is counted from the title index alone.
-            return search.count_word(project.id, words[0]) if words else 0
+            counted = search.count_word(project.id, words[0])
+            if counted is not None:
+                return counted
     return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions)) or 0
 
 

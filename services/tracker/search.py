@@ -105,31 +105,33 @@ def condition(q: str) -> ColumnElement[bool]:
     return and_(*(Issue.search_text.like(_like_pattern(word), escape="\\") for word in words))
 
 
-# Above this many vocabulary entries for one word, the entries are matched by a
-# subquery rather than sent as literals (bind parameters are limited).
-MAX_LITERAL_TERMS = 1_000
+# A word inside more vocabulary entries than this (a letter or two, a common
+# fragment) is inside most titles: counting the issues once is then cheaper than
+# de-duplicating their links, and the entry ids stay few enough to send as literals.
+MAX_INDEXED_TERMS = 1_000
 
 
-def _matching_terms(project_id: uuid.UUID, word: str):
-    """The vocabulary entries containing ``word``: their ids, or a subquery when many."""
+def _term_ids(project_id: uuid.UUID, word: str) -> list[int]:
     terms = select(TitleTerm.id).where(
         TitleTerm.project_id == project_id, TitleTerm.term.like(_like_pattern(word), escape="\\")
     )
-    ids = db.session.scalars(terms.limit(MAX_LITERAL_TERMS + 1)).all()
-    return ids if len(ids) <= MAX_LITERAL_TERMS else terms
+    return list(db.session.scalars(terms.limit(MAX_INDEXED_TERMS + 1)))
 
 
-def count_word(project_id: uuid.UUID, word: str) -> int:
+def count_word(project_id: uuid.UUID, word: str) -> int | None:
     """How many of the project's issues have ``word`` inside a title word, from the index alone.
 
-    The route for a one-word search, however broad. Several words narrow the
-    result, so their total is cheaper to count on the issues themselves (the
-    trigram index intersects the words) than by intersecting their issue sets.
+    The route for a one-word search, however many issues it finds; ``None`` when
+    the word is inside too many vocabulary entries (the caller counts the issues).
+    Several words narrow the result: the trigram index intersects them on the
+    issues as fast as their link sets could be intersected, so they are counted
+    there.
     """
-    terms = _matching_terms(project_id, word)
-    if isinstance(terms, list) and not terms:
+    term_ids = _term_ids(project_id, word)
+    if not term_ids:
         return 0
-    # A word found in one vocabulary entry: its links are its issues, nothing to de-duplicate.
-    single = isinstance(terms, list) and len(terms) == 1
-    counted = func.count() if single else func.count(distinct(IssueTitleTerm.issue_id))
-    return db.session.scalar(select(counted).where(IssueTitleTerm.term_id.in_(terms))) or 0
+    if len(term_ids) > MAX_INDEXED_TERMS:
+        return None
+    # One vocabulary entry: its links are its issues, nothing to de-duplicate.
+    counted = func.count() if len(term_ids) == 1 else func.count(distinct(IssueTitleTerm.issue_id))
+    return db.session.scalar(select(counted).where(IssueTitleTerm.term_id.in_(term_ids))) or 0

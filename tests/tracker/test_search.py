@@ -95,3 +95,17 @@ def test_search_never_reaches_another_project(client, board):
     stranger = register(client)
     make_issue(client, stranger, make_project(client, stranger, key="WEB"), title="Pix em dobro")
     assert search("pix") == (["Pix recusado"], 1)
+
+
+def test_a_word_in_many_vocabulary_entries_is_counted_on_the_issues(client, board, monkeypatch):
+    from services.tracker import search as title_search
+
+    tenant, project, _url, search = board
+    for title in ("Checkout lento", "Checkouts duplicados", "Checking de estoque", "Checklist da loja"):
+        make_issue(client, tenant, project, title=title)
+    expected = (["Checking de estoque", "Checklist da loja", "Checkout lento", "Checkouts duplicados"], 4)
+    assert search("check") == expected
+    # Past the threshold the total comes from the issues, and must not change.
+    monkeypatch.setattr(title_search, "MAX_INDEXED_TERMS", 2)
+    assert search("check") == expected
+    assert search("checkout") == (["Checkout lento", "Checkouts duplicados"], 2)
