@@ -7,7 +7,8 @@ missing), migrated to the current schema. The first run loads the data set with
 COPY (a few minutes); later runs reuse it unless ``--reload`` is given. Then it
 times, through the Flask test client with a real bearer token, a filtered and
 sorted first page and a title search, and prints the median and 95th
-percentile of each.
+percentile of each; then creates, retitles and deletes as many issues (the
+project ends as it began) and prints the same figures for those writes.
 
 Data set: one organization (enterprise plan), one workspace, one project with
 every issue, 25 members as assignees, 8 labels. Titles are built from a
@@ -254,6 +255,7 @@ def load_issues(url: str, project: Project, members, status_ids, label_ids, coun
         issue_ids: list[uuid.UUID] = []
         link_terms = array("i")
         link_issues = array("i")
+        storage_bytes = 0
         # Loader data is consistent by construction; skip per-row foreign key triggers.
         conn.execute("SET session_replication_role = replica")
         began = time.perf_counter()
@@ -281,6 +283,7 @@ def load_issues(url: str, project: Project, members, status_ids, label_ids, coun
                     link_terms.append(vocabulary.setdefault(term, first_term_id + len(vocabulary)))
                     link_issues.append(len(issue_ids))
                 issue_ids.append(issue_id)
+                storage_bytes += len(title.encode())
                 copy.write_row(
                     (
                         issue_id,
@@ -324,8 +327,8 @@ def load_issues(url: str, project: Project, members, status_ids, label_ids, coun
         )
         conn.execute("SET session_replication_role = DEFAULT")
         conn.execute(
-            "UPDATE projects SET issue_counter = %s, issue_count = %s WHERE id = %s",
-            (count, count, project.id),
+            "UPDATE projects SET issue_counter = %s, issue_count = %s, storage_bytes = %s WHERE id = %s",
+            (count, count, storage_bytes, project.id),
         )
         began = time.perf_counter()
         conn.execute(
@@ -359,6 +362,38 @@ def timed(client, path: str, query, headers, runs: int) -> tuple[list[float], di
         assert response.status_code == 200, response.get_json()
         body = response.get_json()
     return samples, body
+
+
+def time_writes(client, path: str, headers, runs: int) -> None:
+    """Create, retitle and delete issues in the big project (plan checks, title words and
+    counters included), then leave it as it was: every created issue is deleted."""
+    samples: dict[str, list[float]] = {"create": [], "retitle": [], "delete": []}
+    keys = []
+    for n in range(runs):
+        began = time.perf_counter()
+        title = f"Fix checkout for Tamanco Aurora REF-{n:05d} in Safari"
+        response = client.post(path, json={"title": title}, headers=headers)
+        samples["create"].append((time.perf_counter() - began) * 1000)
+        assert response.status_code == 201, response.get_json()
+        keys.append(response.get_json()["key"])
+    for key in keys:
+        began = time.perf_counter()
+        response = client.patch(
+            f"{path}/{key}", json={"title": f"Update login for Bota Urca {key}"}, headers=headers
+        )
+        samples["retitle"].append((time.perf_counter() - began) * 1000)
+        assert response.status_code == 200, response.get_json()
+    for key in keys:
+        began = time.perf_counter()
+        response = client.delete(f"{path}/{key}", headers=headers)
+        samples["delete"].append((time.perf_counter() - began) * 1000)
+        assert response.status_code == 204
+    print(f"\n{'write':<100} {'median':>8} {'p95':>8}")
+    for name, values in samples.items():
+        p95 = statistics.quantiles(values, n=20)[-1]
+        print(
+            f"{name + ' an issue in the 1,000,000-issue project':<100} {statistics.median(values):>6.1f}ms {p95:>6.1f}ms"
+        )
 
 
 def main() -> None:
@@ -431,6 +466,7 @@ def main() -> None:
         p95 = statistics.quantiles(samples, n=20)[-1]
         print(f"{name:<100} {statistics.median(samples):>6.1f}ms {p95:>6.1f}ms {body['total']:>9,}")
     print(f"\n{args.runs} timed requests each, after 3 warm-up requests; Flask test client, bearer token.")
+    time_writes(client, path, headers, args.runs)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
         f"machine: {os.cpu_count()} CPUs, load average {load} (other work on the machine inflates the figures)"

@@ -12,6 +12,7 @@ from datetime import date, datetime
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     Date,
@@ -140,6 +141,9 @@ class Project(UUIDPrimaryKey, CreatedAt, db.Model):
     # Issues the project holds now: the unfiltered list's total without counting a
     # million rows. Kept in the same statements that create and delete issues.
     issue_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # UTF-8 bytes of its issues' titles and descriptions, kept the same way: the
+    # plan's storage check reads it instead of summing every issue on each write.
+    storage_bytes: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class Status(UUIDPrimaryKey, db.Model):
@@ -259,7 +263,7 @@ class Issue(UUIDPrimaryKey, CreatedAt, db.Model):
     number: Mapped[int] = mapped_column(Integer)
     title: Mapped[str] = mapped_column(String(500))
     # The title as search sees it (services.tracker.search.searchable): never shown.
-    search_text: Mapped[str] = mapped_column(Text, default="")
+    search_text: Mapped[str] = mapped_column(Text, default="", server_default="")
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
     type: Mapped[str] = mapped_column(String(20), default="task")
     priority: Mapped[int] = mapped_column(SmallInteger, default=0)

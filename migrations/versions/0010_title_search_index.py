@@ -73,6 +73,11 @@ def _backfill():
 
 
 def upgrade():
+    # Plain ALTERs, never a batch table copy: on SQLite, copying ``issues`` drops the
+    # old table, and the drop would cascade to its labels, relations and words.
+    op.add_column('issues', sa.Column('search_text', sa.Text(), server_default='', nullable=False))
+    op.drop_index('ix_issues_title_trgm', table_name='issues', postgresql_using='gin', postgresql_ops={'title': 'gin_trgm_ops'})
+
     op.create_table('title_terms',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('project_id', sa.Uuid(), nullable=False),
@@ -81,8 +86,7 @@ def upgrade():
     sa.PrimaryKeyConstraint('id', name=op.f('pk_title_terms')),
     sa.UniqueConstraint('project_id', 'term', name='uq_title_terms_project_id_term')
     )
-    with op.batch_alter_table('title_terms', schema=None) as batch_op:
-        batch_op.create_index('ix_title_terms_term_trgm', ['term'], unique=False, postgresql_using='gin', postgresql_ops={'term': 'gin_trgm_ops'})
+    op.create_index('ix_title_terms_term_trgm', 'title_terms', ['term'], unique=False, postgresql_using='gin', postgresql_ops={'term': 'gin_trgm_ops'})
 
     op.create_table('issue_title_terms',
     sa.Column('term_id', sa.Integer(), nullable=False),
@@ -91,31 +95,19 @@ def upgrade():
     sa.ForeignKeyConstraint(['term_id'], ['title_terms.id'], name=op.f('fk_issue_title_terms_term_id_title_terms'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('term_id', 'issue_id', name=op.f('pk_issue_title_terms'))
     )
-    with op.batch_alter_table('issue_title_terms', schema=None) as batch_op:
-        batch_op.create_index('ix_issue_title_terms_issue_id', ['issue_id', 'term_id'], unique=False)
-
-    with op.batch_alter_table('issues', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('search_text', sa.Text(), nullable=True))
-        batch_op.drop_index('ix_issues_title_trgm', postgresql_using='gin', postgresql_ops={'title': 'gin_trgm_ops'})
+    op.create_index('ix_issue_title_terms_issue_id', 'issue_title_terms', ['issue_id', 'term_id'], unique=False)
 
     _backfill()
 
-    with op.batch_alter_table('issues', schema=None) as batch_op:
-        batch_op.alter_column('search_text', existing_type=sa.Text(), nullable=False)
-        batch_op.create_index('ix_issues_search_text_trgm', ['search_text'], unique=False, postgresql_using='gin', postgresql_ops={'search_text': 'gin_trgm_ops'})
+    op.create_index('ix_issues_search_text_trgm', 'issues', ['search_text'], unique=False, postgresql_using='gin', postgresql_ops={'search_text': 'gin_trgm_ops'})
 
 
 def downgrade():
-    with op.batch_alter_table('issues', schema=None) as batch_op:
-        batch_op.drop_index('ix_issues_search_text_trgm', postgresql_using='gin', postgresql_ops={'search_text': 'gin_trgm_ops'})
-        batch_op.create_index('ix_issues_title_trgm', ['title'], unique=False, postgresql_using='gin', postgresql_ops={'title': 'gin_trgm_ops'})
-        batch_op.drop_column('search_text')
-
-    with op.batch_alter_table('issue_title_terms', schema=None) as batch_op:
-        batch_op.drop_index('ix_issue_title_terms_issue_id')
-
+    op.drop_index('ix_issues_search_text_trgm', table_name='issues', postgresql_using='gin', postgresql_ops={'search_text': 'gin_trgm_ops'})
+    op.drop_index('ix_issue_title_terms_issue_id', table_name='issue_title_terms')
     op.drop_table('issue_title_terms')
-    with op.batch_alter_table('title_terms', schema=None) as batch_op:
-        batch_op.drop_index('ix_title_terms_term_trgm', postgresql_using='gin', postgresql_ops={'term': 'gin_trgm_ops'})
-
+    op.drop_index('ix_title_terms_term_trgm', table_name='title_terms', postgresql_using='gin', postgresql_ops={'term': 'gin_trgm_ops'})
     op.drop_table('title_terms')
+    op.create_index('ix_issues_title_trgm', 'issues', ['title'], unique=False, postgresql_using='gin', postgresql_ops={'title': 'gin_trgm_ops'})
+    # SQLite drops a column in place (3.35+): no table copy, nothing cascades.
+    op.drop_column('issues', 'search_text')

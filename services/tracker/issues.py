@@ -98,14 +98,28 @@ def _default_status(project: Project) -> Status:
     return status
 
 
-def _next_number(project_id: uuid.UUID) -> int:
+def _next_number(project_id: uuid.UUID, text_bytes: int) -> int:
+    """Take the next key number and count the new issue and its bytes in the project."""
     return db.session.execute(
         update(Project)
         .where(Project.id == project_id)
-        .values(issue_counter=Project.issue_counter + 1, issue_count=Project.issue_count + 1)
+        .values(
+            issue_counter=Project.issue_counter + 1,
+            issue_count=Project.issue_count + 1,
+            storage_bytes=Project.storage_bytes + text_bytes,
+        )
         .returning(Project.issue_counter)
         .execution_options(synchronize_session=False)
     ).scalar_one()
+
+
+def _add_storage(project_id: uuid.UUID, text_bytes: int) -> None:
+    db.session.execute(
+        update(Project)
+        .where(Project.id == project_id)
+        .values(storage_bytes=Project.storage_bytes + text_bytes)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
@@ -117,16 +131,15 @@ def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
 def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Issue:
     project, access = project_access(user, slug, project_id, WRITE)
     _validate_references(project, access, data)
+    text_bytes = plans.text_bytes(data["title"], data.get("description"))
     plans.ensure_within_limit(access.organization, "issues")
-    plans.ensure_within_limit(
-        access.organization, "storage_bytes", plans.text_bytes(data["title"], data.get("description"))
-    )
+    plans.ensure_within_limit(access.organization, "storage_bytes", text_bytes)
     status_id = data.get("status_id") or _default_status(project).id
     now = utcnow()
     issue = Issue(
         project_id=project.id,
         organization_id=project.organization_id,
-        number=_next_number(project.id),
+        number=_next_number(project.id, text_bytes),
         title=data["title"],
         description=data.get("description"),
         type=data.get("type") or "task",
@@ -314,6 +327,8 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     before = plans.text_bytes(issue.title, issue.description)
     after = plans.text_bytes(changes.get("title", issue.title), changes.get("description", issue.description))
     plans.ensure_within_limit(access.organization, "storage_bytes", after - before)
+    if after != before:
+        _add_storage(issue.project_id, after - before)
     retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
@@ -338,6 +353,7 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
     subtree = select(Issue.id).where(Issue.id == issue.id).cte("subtree", recursive=True)
     subtree = subtree.union_all(select(Issue.id).join(subtree, Issue.parent_id == subtree.c.id))
     ids = list(db.session.scalars(select(subtree.c.id)))
+    freed = db.session.scalar(select(plans.storage_expression()).where(Issue.id.in_(ids))) or 0
     # Relations and labels of the whole sub-tree go with it (ON DELETE CASCADE).
     db.session.execute(
         delete(IssueRelation)
@@ -348,6 +364,6 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
     db.session.execute(
         update(Project)
         .where(Project.id == issue.project_id)
-        .values(issue_count=Project.issue_count - len(ids))
+        .values(issue_count=Project.issue_count - len(ids), storage_bytes=Project.storage_bytes - freed)
         .execution_options(synchronize_session=False)
     )

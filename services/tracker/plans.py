@@ -5,8 +5,9 @@ the plan is assigned, so editing a plan never changes what organizations
 already on it may do. Usage is always computed from the data.
 
 Storage is the bytes (UTF-8) of what members write: issue titles and
-descriptions. ``storage_expression`` is the single definition used both by the
-limit check and by the admin statistics.
+descriptions. ``storage_expression`` computes it from the issues (the admin
+statistics); the limit checks read the per-project ``storage_bytes`` and
+``issue_count`` counters, which the statements writing issues keep in step.
 """
 
 from __future__ import annotations
@@ -98,9 +99,11 @@ def usage(organization_id: uuid.UUID, resource: str) -> int:
     elif resource == "projects":
         query = select(func.count()).select_from(Project).where(Project.organization_id == organization_id)
     elif resource == "issues":
-        query = select(func.count()).select_from(Issue).where(Issue.organization_id == organization_id)
+        # Per-project counters kept by the statements that write issues: a sum over
+        # the organization's projects, not a scan of its issues.
+        query = select(func.sum(Project.issue_count)).where(Project.organization_id == organization_id)
     else:
-        query = select(storage_expression()).where(Issue.organization_id == organization_id)
+        query = select(func.sum(Project.storage_bytes)).where(Project.organization_id == organization_id)
     return int(db.session.scalar(query) or 0)
 
 

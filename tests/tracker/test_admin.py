@@ -397,6 +397,42 @@ def test_storage_limit_counts_title_and_description_bytes(client):
     assert shrink.status_code == 200
 
 
+def test_storage_in_use_follows_edits_and_deletes(client):
+    root = superadmin(client)
+    owner = register(client)
+    _tiny_plan(client, root, storage_bytes=12, issues=100, projects=5)
+    _assign(client, root, owner, "tiny")
+    first, second = make_project(client, owner, key="ONE"), make_project(client, owner, key="TWO")
+    one_url = f"{API}/workspaces/{owner.slug}/projects/{first['id']}/issues"
+    two_url = f"{API}/workspaces/{owner.slug}/projects/{second['id']}/issues"
+    parent = make_issue(client, owner, first, title="ação", description="x" * 5)  # 11 bytes
+    assert_error(client.post(two_url, json={"title": "ab"}, headers=owner.headers), 402, "PLAN_LIMIT_REACHED")
+    shrink = client.patch(f"{one_url}/{parent['key']}", json={"description": None}, headers=owner.headers)
+    assert shrink.status_code == 200  # 6 bytes
+    make_issue(client, owner, first, title="abc", parent_id=parent["id"])  # 9
+    make_issue(client, owner, second, title="zz")  # 11
+
+    def current():
+        body = assert_error(
+            client.post(two_url, json={"title": "x" * 12}, headers=owner.headers), 402, "PLAN_LIMIT_REACHED"
+        )
+        stats = client.get(f"{API}/admin/stats", headers=root.headers).get_json()
+        # The counter the limit reads agrees with the bytes computed from the issues.
+        assert body["current"] == stats["storage_used_bytes"]
+        return body["current"]
+
+    assert current() == 11
+    # Deleting the parent takes its sub-issue's bytes too.
+    assert client.delete(f"{one_url}/{parent['key']}", headers=owner.headers).status_code == 204
+    assert current() == 2
+    delete_two = client.delete(
+        f"{API}/workspaces/{owner.slug}/projects/{second['id']}", headers=owner.headers
+    )
+    assert delete_two.status_code == 204
+    # A deleted project's bytes are free again: 12 bytes fit exactly.
+    assert client.post(one_url, json={"title": "x" * 12}, headers=owner.headers).status_code == 201
+
+
 def test_a_plan_change_is_not_retroactive(client):
     root = superadmin(client)
     early = register(client)
