@@ -231,16 +231,17 @@ def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> lis
         .correlate(Issue)
         .scalar_subquery()
     )
+    # The page's ids first, then its rows with their joins: when the matches are
+    # sorted rather than read in index order, only the page's 50 rows get joined.
+    page = select(Issue.id).where(*conditions).order_by(*ordering).limit(limit).offset(offset).subquery()
     query = (
         select(Issue, children)
-        .where(*conditions)
+        .join(page, page.c.id == Issue.id)
         # People on an issue are shown by name only: skip the user's store join.
         .options(
             joinedload(Issue.assignee).lazyload(User.loja), joinedload(Issue.created_by).lazyload(User.loja)
         )
         .order_by(*ordering)
-        .limit(limit)
-        .offset(offset)
     )
     issues = []
     for issue, children_count in db.session.execute(query).unique():
