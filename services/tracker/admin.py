@@ -20,7 +20,7 @@ from models.base import utcnow
 from models.tracker import Issue, Membership, Organization, Project, Status, Workspace
 from services import auth as auth_service
 from services.errors import ForbiddenError, NotFoundError
-from services.tracker import plans
+from services.tracker import plans, search
 from services.tracker.workspaces import apply_workspace_changes
 
 MAX_PER_PAGE = 100
@@ -52,7 +52,7 @@ def _search(text: str | None, *columns):
     text = (text or "").strip()
     if not text:
         return None
-    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    pattern = search.contains_pattern(text)
     return or_(*(column.ilike(pattern, escape="\\") for column in columns))
 
 

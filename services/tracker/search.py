@@ -63,13 +63,12 @@ def query_words(q: str) -> list[str]:
     return kept
 
 
+_UPSERTING_INSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+
+
 def _insert(table):
-    dialect = db.session.get_bind().dialect.name
-    if dialect == "postgresql":
-        return postgresql.insert(table)
-    if dialect == "sqlite":
-        return sqlite.insert(table)
-    return insert(table)
+    """An INSERT with ON CONFLICT, in the dialect of the two supported engines."""
+    return _UPSERTING_INSERT[db.session.get_bind().dialect.name](table)
 
 
 def index_title(issue: Issue) -> None:
@@ -92,8 +91,9 @@ def index_title(issue: Issue) -> None:
     db.session.execute(insert(IssueTitleTerm), [{"term_id": tid, "issue_id": issue.id} for tid in term_ids])
 
 
-def _like_pattern(word: str) -> str:
-    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def contains_pattern(text: str) -> str:
+    """A LIKE pattern for "contains ``text``", its wildcards taken literally (escape ``\\``)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
 
 
@@ -102,7 +102,7 @@ def condition(q: str) -> ColumnElement[bool]:
     words = query_words(q)
     if not words:
         return false()
-    return and_(*(Issue.search_text.like(_like_pattern(word), escape="\\") for word in words))
+    return and_(*(Issue.search_text.like(contains_pattern(word), escape="\\") for word in words))
 
 
 # A word inside more vocabulary entries than this (a letter or two, a common
@@ -113,7 +113,7 @@ MAX_INDEXED_TERMS = 1_000
 
 def _term_ids(project_id: uuid.UUID, word: str) -> list[int]:
     terms = select(TitleTerm.id).where(
-        TitleTerm.project_id == project_id, TitleTerm.term.like(_like_pattern(word), escape="\\")
+        TitleTerm.project_id == project_id, TitleTerm.term.like(contains_pattern(word), escape="\\")
     )
     return list(db.session.scalars(terms.limit(MAX_INDEXED_TERMS + 1)))
 
