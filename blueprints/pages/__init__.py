@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+
+# Modules that add their routes to the tracker's blueprint: the issue page, the people page.
+TRACKER_PAGE_MODULES = ("tracker_issue", "tracker_members")
+
 
 def page_blueprints() -> list:
-    from blueprints.pages import account, catalogue, home, remanejamento
+    from blueprints.pages import account, catalogue, home, remanejamento, tracker
     from blueprints.pages import admin as admin_pages
 
-    # The tracker's blueprint, complete with the issue page routes that module adds to it.
-    from blueprints.pages.tracker_issue import blp as tracker_pages
-
-    return [home.blp, account.blp, catalogue.blp, remanejamento.blp, tracker_pages, admin_pages.blp]
+    for module in TRACKER_PAGE_MODULES:
+        importlib.import_module(f"blueprints.pages.{module}")
+    return [home.blp, account.blp, catalogue.blp, remanejamento.blp, tracker.blp, admin_pages.blp]

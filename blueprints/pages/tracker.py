@@ -182,6 +182,7 @@ def _index_context(form: dict | None = None, errors: dict | None = None) -> dict
     manageable = [org for org in orgs if org["role"] in ("owner", "admin") and not org["suspended"]]
     return {
         "groups": list(by_org.values()),
+        "invitations": organizations.my_invitations(current_user),
         "manageable": manageable,
         "form": form or {},
         "errors": errors or {},

@@ -42,6 +42,15 @@ def _known(message: str) -> str | None:
         "Only owners and admins can do this": _("Só proprietários e administradores da organização podem fazer isso."),
         "This organization is suspended": _("Esta organização está suspensa."),
         "Only platform administrators can do this": _("Só administradores da plataforma podem fazer isso."),
+        "This person is already a member": _("Essa pessoa já é membro da organização."),
+        "This address already has a pending invitation": _("Esse endereço já tem um convite pendente."),
+        "Only an owner can give or take the owner role": _("Só um proprietário pode dar ou tirar o papel de proprietário."),
+        "Only an owner can remove an owner": _("Só um proprietário pode remover outro proprietário."),
+        "Only an owner can invite an owner": _("Só um proprietário pode convidar um proprietário."),
+        "An organization needs at least one owner": _("A organização precisa de pelo menos um proprietário."),
+        "You are already a member of this organization": _("Você já é membro desta organização."),
+        "Member not found": _("Membro não encontrado."),
+        "Invitation not found": _("Convite não encontrado."),
     }  # fmt: skip
     return table.get(message)
 
@@ -67,6 +76,8 @@ def field_message(message: str) -> str:
         ("Unknown plan", _("Plano desconhecido.")),
         ("Not a valid integer", _("Informe um número inteiro.")),
         ("Not a valid date", _("Informe uma data válida.")),
+        ("Not a valid email address", _("Informe um e-mail válido.")),
+        ("Must be one of", _("Escolha uma das opções.")),
     )
     for needle, text in rules:
         if needle.lower() in message.lower():

@@ -246,3 +246,37 @@ def test_board_on_a_phone(page, committed):
         page.goto(path)
         screenshot(page, name)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+
+
+def test_owner_invites_changes_a_role_and_the_invitee_accepts(page, committed):
+    data = committed(_team)
+    sign_in(page, "olga@tracker.test", PASSWORD)
+    page.goto("/tracker/")
+    page.get_by_role("link", name="Pessoas").click()
+    expect(page.get_by_role("heading", name=re.compile("Pessoas de"))).to_be_visible()
+
+    with page.expect_response(lambda r: r.url.endswith("/role")) as changed:
+        page.get_by_label("Papel de Carla Membro").select_option("admin")
+    assert changed.value.status == 200
+    expect(page.get_by_label("Papel de Carla Membro")).to_have_value("admin")
+
+    page.get_by_label("E-mail").fill("dani@tracker.test")
+    page.locator("#invite-role").select_option("viewer")
+    page.get_by_role("button", name="Enviar convite").click()
+    expect(page.get_by_role("status")).to_contain_text("Convite criado para dani@tracker.test")
+    expect(page.locator("#invitations")).to_contain_text("dani@tracker.test")
+    screenshot(page, "tracker-people")
+
+    def dani():
+        from services.tracker import accounts
+
+        accounts.register("Dani Nova", "dani@tracker.test", PASSWORD)
+
+    committed(dani)
+    page.locator("header").get_by_role("button", name="Sair").click()
+    sign_in(page, "dani@tracker.test", PASSWORD)
+    page.goto("/tracker/")
+    expect(page.locator("#my-invitations")).to_contain_text("Olga Dona")
+    page.get_by_role("button", name="Aceitar").click()
+    expect(page.locator(f'a[href="/tracker/w/{data["slug"]}"]')).to_be_visible()
+    expect(page.locator("#my-invitations")).to_have_count(0)
