@@ -263,23 +263,26 @@ def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> 
     return IssuePage(issues=issues, total=total, page=page, per_page=per_page)
 
 
-def _by_key(project: Project, key: str) -> Issue:
+def _by_key(project: Project, key: str, lock: bool = False) -> Issue:
     match = _KEY.match(key)
     if match is None or match.group(1).upper() != project.key:
         raise NotFoundError("Issue not found")
-    issue = db.session.scalar(
-        select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
-    )
+    query = select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
+    if lock:
+        # Read the row as the last committed change left it, and hold it until commit.
+        query = query.with_for_update(of=Issue).execution_options(populate_existing=True)
+    issue = db.session.scalar(query)
     if issue is None:
         raise NotFoundError("Issue not found")
     return issue
 
 
 def find_issue(
-    user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ
+    user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ, lock: bool = False
 ) -> tuple[Issue, Access]:
+    """The issue by key; ``lock`` for a change computed from its current values."""
     project, access = project_access(user, slug, project_id, need)
-    return _by_key(project, key), access
+    return _by_key(project, key, lock), access
 
 
 def relations_of(issue: Issue) -> list[IssueRelation]:
@@ -321,7 +324,9 @@ EDITABLE = (
 
 
 def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes: dict) -> Issue:
-    issue, access = find_issue(user, slug, project_id, key, WRITE)
+    # Locked: the storage delta and the title's words are computed from the current row,
+    # so a concurrent edit of the same issue must finish first.
+    issue, access = find_issue(user, slug, project_id, key, WRITE, lock=True)
     if "title" in changes and changes["title"] is None:
         raise ValidationFailed([_field("title", "Field may not be null.")])
     _validate_references(issue.project, access, changes, issue)
@@ -348,12 +353,29 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     return with_detail(issue)
 
 
+def _lock_subtree(root_id: uuid.UUID) -> list[uuid.UUID]:
+    """Lock the issue's descendants (the issue itself is locked) and return the sub-tree's ids.
+
+    Repeated until no new descendant appears: a sub-issue created while the first
+    locks were taken is locked too, so the counts below match what is deleted.
+    """
+    subtree = select(Issue.id).where(Issue.id == root_id).cte("subtree", recursive=True)
+    subtree = subtree.union_all(select(Issue.id).join(subtree, Issue.parent_id == subtree.c.id))
+    locked = {root_id}
+    while True:
+        ids = list(db.session.scalars(select(subtree.c.id)))
+        new = sorted(set(ids) - locked)
+        if not new:
+            return ids
+        db.session.execute(select(Issue.id).where(Issue.id.in_(new)).order_by(Issue.id).with_for_update())
+        locked.update(new)
+
+
 def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
     """Delete the issue and every descendant (the parent foreign key cascades)."""
-    issue, _ = find_issue(user, slug, project_id, key, WRITE)
-    subtree = select(Issue.id).where(Issue.id == issue.id).cte("subtree", recursive=True)
-    subtree = subtree.union_all(select(Issue.id).join(subtree, Issue.parent_id == subtree.c.id))
-    ids = list(db.session.scalars(select(subtree.c.id)))
+    issue, _ = find_issue(user, slug, project_id, key, WRITE, lock=True)
+    ids = _lock_subtree(issue.id)
+    # Read after the locks: what a concurrent edit inside the sub-tree left is what goes.
     freed = db.session.scalar(select(plans.storage_expression()).where(Issue.id.in_(ids))) or 0
     # Relations and labels of the whole sub-tree go with it (ON DELETE CASCADE).
     db.session.execute(
@@ -362,6 +384,8 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
         .execution_options(synchronize_session=False)
     )
     db.session.execute(delete(Issue).where(Issue.id.in_(ids)).execution_options(synchronize_session=False))
+    # Every id is locked and present: the sub-tree deleted is exactly ``ids`` (the
+    # statement's row count would miss the rows its cascade removed first).
     db.session.execute(
         update(Project)
         .where(Project.id == issue.project_id)
