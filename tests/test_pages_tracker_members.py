@@ -20,6 +20,8 @@ def test_an_owner_invites_and_the_invitee_accepts_on_the_tracker_page(client):
     csrf = sign_in(client, owner)
     page = client.get(members_path(owner)).get_data(as_text=True)
     assert "Olga Dona" in page and "Convidar" in page
+    # The only owner is offered no way out.
+    assert f"/members/{owner.user_id}/remove" not in page
 
     invited = client.post(
         f"{members_path(owner)[: -len('/members')]}/invitations",
@@ -129,6 +131,7 @@ def test_removing_leaving_revoking_and_strangers(client):
     )
 
     csrf = sign_in(client, leaver)
+    assert f"/members/{leaver.user_id}/remove" in client.get(members_path(owner)).get_data(as_text=True)
     left = client.post(f"/tracker/o/{owner.org_id}/members/{leaver.user_id}/remove", headers={**csrf, **HX})
     assert left.status_code == 200 and left.headers["HX-Redirect"] == "/tracker/"
     assert set(api_roles(client, owner)) == {owner.email}

@@ -30,13 +30,17 @@ TEMPLATE = "tracker/members.html"
 def _context(organization_id: uuid.UUID, **extra) -> dict:
     organization, role = organizations.get_organization(current_user, organization_id)
     manages = role in MANAGER_ROLES and not organization.suspended
+    members = organizations.list_members(current_user, organization_id)
+    owners = [m.user_id for m in members if m.role == "owner"]
     return {
         "organization": organization,
         "my_role": role,
         "manages": manages,
         # Only an owner hands out the owner role.
         "assignable_roles": [r for r in ROLES if r != "owner" or role == "owner"],
-        "members": organizations.list_members(current_user, organization_id),
+        "members": members,
+        # The last owner can neither leave nor be removed: no button for it.
+        "sole_owner": owners[0] if len(owners) == 1 else None,
         "invitations": organizations.list_invitations(current_user, organization_id) if manages else [],
         "form": {},
         "errors": {},
