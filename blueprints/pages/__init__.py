@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-# Modules that add their routes to the tracker's blueprint: the issue page, the people page.
-TRACKER_PAGE_MODULES = ("tracker_issue", "tracker_members")
+# Modules that add their routes to the tracker's blueprint: the issue page, the people
+# page, a project's settings.
+TRACKER_PAGE_MODULES = ("tracker_issue", "tracker_members", "tracker_settings")
 
 
 def page_blueprints() -> list:

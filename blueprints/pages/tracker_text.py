@@ -50,6 +50,10 @@ def _known(message: str) -> str | None:
         "An organization needs at least one owner": _("A organização precisa de pelo menos um proprietário."),
         "You are already a member of this organization": _("Você já é membro desta organização."),
         "Member not found": _("Membro não encontrado."),
+        "Issues still have this status; move them to another status first": _("Há issues com este status: mova-as para outro status antes de excluí-lo."),
+        "Status not found": _("Status não encontrado."),
+        "Label not found": _("Etiqueta não encontrada."),
+        "A label with this name already exists in the project": _("Já existe uma etiqueta com esse nome neste projeto."),
         "Invitation not found": _("Convite não encontrado."),
     }  # fmt: skip
     return table.get(message)

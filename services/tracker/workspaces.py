@@ -163,6 +163,30 @@ def update_status(
     return status
 
 
+def move_status(user: User, slug: str, project_id: uuid.UUID, status_id: uuid.UUID, step: int) -> list[Status]:
+    """Move a status one place earlier (``step=-1``) or later (``+1``) on the board.
+
+    Positions are renumbered 0..n-1 in the current order first, so statuses that
+    shared a position (the API allows it) still move one place at a time.
+    """
+    project, _ = project_access(user, slug, project_id, MANAGE)
+    ordered = list(
+        db.session.scalars(
+            select(Status).where(Status.project_id == project.id).order_by(Status.position, Status.name)
+        )
+    )
+    index = next((i for i, status in enumerate(ordered) if status.id == status_id), None)
+    if index is None:
+        raise NotFoundError("Status not found")
+    target = index + step
+    if 0 <= target < len(ordered):
+        ordered[index], ordered[target] = ordered[target], ordered[index]
+    for position, status in enumerate(ordered):
+        status.position = position
+    db.session.flush()
+    return ordered
+
+
 def delete_status(user: User, slug: str, project_id: uuid.UUID, status_id: uuid.UUID) -> None:
     """A status still used by issues cannot go (409): move those issues first."""
     project, _ = project_access(user, slug, project_id, MANAGE)

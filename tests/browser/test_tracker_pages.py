@@ -280,3 +280,24 @@ def test_owner_invites_changes_a_role_and_the_invitee_accepts(page, committed):
     page.get_by_role("button", name="Aceitar").click()
     expect(page.locator(f'a[href="/tracker/w/{data["slug"]}"]')).to_be_visible()
     expect(page.locator("#my-invitations")).to_have_count(0)
+
+
+def test_settings_reorder_the_board_columns(page, committed):
+    data = committed(_team)
+    sign_in(page, "olga@tracker.test", PASSWORD)
+    page.goto(_board(data))
+    page.get_by_role("link", name="Configurações").click()
+    expect(page.get_by_role("heading", name="Status (colunas do quadro)")).to_be_visible()
+    page.get_by_label("Nome", exact=True).fill("Em revisão")
+    page.locator("#new-st-cat").select_option("in_progress")
+    page.get_by_role("button", name="Adicionar status").click()
+    expect(page.locator("#statuses tbody tr")).to_have_count(6)
+    with page.expect_response(lambda r: r.url.endswith("/move")):
+        page.get_by_role("button", name="Mover Em revisão para antes").click()
+    with page.expect_response(lambda r: r.url.endswith("/move")):
+        page.get_by_role("button", name="Mover Em revisão para antes").click()
+    screenshot(page, "tracker-settings")
+    page.goto(_board(data))
+    headings = page.locator(".board-column h2").all_inner_texts()
+    names = [h.split("\n")[0].strip() for h in headings]
+    assert names.index("Em revisão") == names.index("Concluído") - 1, names

@@ -1,0 +1,137 @@
+"""A project's settings: its statuses (the board's columns) and its labels.
+
+Everyone in the organization sees them; owners and admins add, rename, recolour,
+reorder and delete them through the same services as the REST API. A status
+still used by issues cannot be deleted (the service's 409, shown in place).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from flask import request
+from flask_babel import lazy_gettext as _l
+from flask_jwt_extended import current_user
+from marshmallow import ValidationError
+
+from blueprints.pages.common import page_login_required, render_page
+from blueprints.pages.tracker import blp, load_project
+from blueprints.pages.tracker_text import domain_errors, schema_errors
+from extensions import db
+from models.tracker import MANAGER_ROLES, STATUS_CATEGORIES
+from schemas.tracker.tenancy import LabelCreate, StatusCreate, StatusUpdate
+from services.errors import DomainError
+from services.tracker import workspaces
+
+TEMPLATE = "tracker/settings.html"
+CATEGORY_TEXT = {
+    "backlog": _l("Backlog"),
+    "todo": _l("A fazer"),
+    "in_progress": _l("Em andamento"),
+    "done": _l("Concluída"),
+    "cancelled": _l("Cancelada"),
+}
+
+
+def _context(slug: str, project_id: uuid.UUID, **extra) -> dict:
+    page = load_project(slug, project_id)
+    return {
+        "page": page,
+        "project": page.project,
+        "slug": slug,
+        "active": "settings",
+        "manages": page.access.role in MANAGER_ROLES,
+        "labels": workspaces.list_labels(current_user, slug, project_id),
+        "categories": STATUS_CATEGORIES,
+        "CATEGORY_TEXT": CATEGORY_TEXT,
+        "status_form": {},
+        "status_errors": {},
+        "edit_errors": {},
+        "editing": None,
+        "label_form": {},
+        "label_errors": {},
+        **extra,
+    }
+
+
+def _status_form() -> dict:
+    return {name: request.form.get(name, "").strip() for name in ("name", "color", "category")}
+
+
+def _part(slug: str, project_id: uuid.UUID, block: str, status: int = 200, **extra):
+    return render_page(TEMPLATE, block, status=status, **_context(slug, project_id, **extra))
+
+
+def _refused(slug, project_id, block: str, exc: Exception, errors_key: str, **extra):
+    """The block again, with the service's or the schema's reason in place."""
+    if isinstance(exc, ValidationError):
+        return _part(slug, project_id, block, 422, **{errors_key: schema_errors(exc)}, **extra)
+    db.session.rollback()
+    errors = domain_errors(exc)
+    if exc.extra.get("field") and "_form" in errors:
+        errors = {exc.extra["field"]: errors.pop("_form")}
+    return _part(slug, project_id, block, exc.status, **{errors_key: errors}, **extra)
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings")
+@page_login_required()
+def project_settings(slug: str, project_id: uuid.UUID):
+    return render_page(TEMPLATE, **_context(slug, project_id))
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/statuses", methods=["POST"])
+@page_login_required()
+def add_status(slug: str, project_id: uuid.UUID):
+    form = _status_form()
+    try:
+        workspaces.create_status(current_user, slug, project_id, StatusCreate().load(form))
+    except (ValidationError, DomainError) as exc:
+        return _refused(slug, project_id, "statuses", exc, "status_errors", status_form=form)
+    return _part(slug, project_id, "statuses")
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/statuses/<uuid:status_id>", methods=["POST"])
+@page_login_required()
+def edit_status(slug: str, project_id: uuid.UUID, status_id: uuid.UUID):
+    form = {key: value for key, value in _status_form().items() if key in request.form}
+    try:
+        workspaces.update_status(current_user, slug, project_id, status_id, StatusUpdate().load(form))
+    except (ValidationError, DomainError) as exc:
+        return _refused(slug, project_id, "statuses", exc, "edit_errors", editing=status_id)
+    return _part(slug, project_id, "statuses")
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/statuses/<uuid:status_id>/move", methods=["POST"])
+@page_login_required()
+def move_status(slug: str, project_id: uuid.UUID, status_id: uuid.UUID):
+    step = -1 if request.form.get("direction") == "up" else 1
+    workspaces.move_status(current_user, slug, project_id, status_id, step)
+    return _part(slug, project_id, "statuses")
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/statuses/<uuid:status_id>/delete", methods=["POST"])
+@page_login_required()
+def delete_status(slug: str, project_id: uuid.UUID, status_id: uuid.UUID):
+    try:
+        workspaces.delete_status(current_user, slug, project_id, status_id)
+    except DomainError as exc:
+        return _refused(slug, project_id, "statuses", exc, "edit_errors", editing=status_id)
+    return _part(slug, project_id, "statuses")
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/labels", methods=["POST"])
+@page_login_required()
+def add_label(slug: str, project_id: uuid.UUID):
+    form = {name: request.form.get(name, "").strip() for name in ("name", "color")}
+    try:
+        workspaces.create_label(current_user, slug, project_id, LabelCreate().load(form))
+    except (ValidationError, DomainError) as exc:
+        return _refused(slug, project_id, "labels", exc, "label_errors", label_form=form)
+    return _part(slug, project_id, "labels")
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/labels/<uuid:label_id>/delete", methods=["POST"])
+@page_login_required()
+def delete_label(slug: str, project_id: uuid.UUID, label_id: uuid.UUID):
+    workspaces.delete_label(current_user, slug, project_id, label_id)
+    return _part(slug, project_id, "labels")
