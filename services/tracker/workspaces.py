@@ -163,7 +163,9 @@ def update_status(
     return status
 
 
-def move_status(user: User, slug: str, project_id: uuid.UUID, status_id: uuid.UUID, step: int) -> list[Status]:
+def move_status(
+    user: User, slug: str, project_id: uuid.UUID, status_id: uuid.UUID, step: int
+) -> list[Status]:
     """Move a status one place earlier (``step=-1``) or later (``+1``) on the board.
 
     Positions are renumbered 0..n-1 in the current order first, so statuses that
