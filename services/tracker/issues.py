@@ -41,12 +41,23 @@ def _field(name: str, message: str) -> FieldError:
     return FieldError(("body", name), message)
 
 
+def _referenced(model, *conditions):
+    """Rows an issue is about to point at, share-locked (``FOR KEY SHARE``) until commit.
+
+    A concurrent delete of the status, label or parent then waits for this
+    transaction, or this one sees the row gone and says so (400), instead of the
+    insert failing on its foreign key, or two transactions deadlocking.
+    """
+    query = select(model).where(*conditions).with_for_update(of=model, read=True, key_share=True)
+    return db.session.scalars(query.execution_options(populate_existing=True)).all()
+
+
 def _validate_references(project: Project, access: Access, data: dict, issue: Issue | None = None) -> None:
     """Referenced status, labels, assignee and parent must belong where the issue lives."""
     errors: list[FieldError] = []
     status_id = data.get("status_id")
     if status_id is not None:
-        status = db.session.get(Status, status_id)
+        status = next(iter(_referenced(Status, Status.id == status_id)), None)
         if status is None or status.project_id != project.id:
             errors.append(_field("status_id", "No such status in this project"))
     assignee_id = data.get("assignee_id")
@@ -54,16 +65,15 @@ def _validate_references(project: Project, access: Access, data: dict, issue: Is
         errors.append(_field("assignee_id", "The assignee must be a member of the organization"))
     label_ids = data.get("label_ids")
     if label_ids:
-        found = set(
-            db.session.scalars(
-                select(Label.id).where(Label.id.in_(set(label_ids)), Label.project_id == project.id)
-            )
-        )
+        found = {
+            label.id
+            for label in _referenced(Label, Label.id.in_(set(label_ids)), Label.project_id == project.id)
+        }
         if found != set(label_ids):
             errors.append(_field("label_ids", "Every label must belong to this project"))
     parent_id = data.get("parent_id")
     if parent_id is not None:
-        parent = db.session.get(Issue, parent_id)
+        parent = next(iter(_referenced(Issue, Issue.id == parent_id)), None)
         if parent is None or parent.project_id != project.id:
             errors.append(_field("parent_id", "The parent must be an issue of the same project"))
         elif issue is not None and _would_cycle(issue.id, parent_id):
@@ -90,7 +100,12 @@ def _would_cycle(issue_id: uuid.UUID, new_parent_id: uuid.UUID) -> bool:
 
 def _default_status(project: Project) -> Status:
     """The first ``todo`` status by position (DESIGN.md); the first status if none is ``todo``."""
-    query = select(Status).where(Status.project_id == project.id).order_by(Status.position, Status.name)
+    query = (
+        select(Status)
+        .where(Status.project_id == project.id)
+        .order_by(Status.position, Status.name)
+        .with_for_update(of=Status, read=True, key_share=True)
+    )
     status = db.session.scalar(query.where(Status.category == "todo").limit(1))
     status = status or db.session.scalar(query.limit(1))
     if status is None:
@@ -263,13 +278,16 @@ def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> 
     return IssuePage(issues=issues, total=total, page=page, per_page=per_page)
 
 
-def _by_key(project: Project, key: str, lock: bool = False) -> Issue:
+def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
     match = _KEY.match(key)
     if match is None or match.group(1).upper() != project.key:
         raise NotFoundError("Issue not found")
     query = select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
-    if lock:
-        # Read the row as the last committed change left it, and hold it until commit.
+    if lock == "update":
+        # Read the row as the last committed change left it, and hold it until commit;
+        # NO KEY UPDATE still lets sub-issues be created under it meanwhile.
+        query = query.with_for_update(of=Issue, key_share=True).execution_options(populate_existing=True)
+    elif lock == "delete":
         query = query.with_for_update(of=Issue).execution_options(populate_existing=True)
     issue = db.session.scalar(query)
     if issue is None:
@@ -278,9 +296,9 @@ def _by_key(project: Project, key: str, lock: bool = False) -> Issue:
 
 
 def find_issue(
-    user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ, lock: bool = False
+    user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ, lock: str | None = None
 ) -> tuple[Issue, Access]:
-    """The issue by key; ``lock`` for a change computed from its current values."""
+    """The issue by key; ``lock`` ("update" or "delete") for a change computed from its current values."""
     project, access = project_access(user, slug, project_id, need)
     return _by_key(project, key, lock), access
 
@@ -326,7 +344,7 @@ EDITABLE = (
 def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes: dict) -> Issue:
     # Locked: the storage delta and the title's words are computed from the current row,
     # so a concurrent edit of the same issue must finish first.
-    issue, access = find_issue(user, slug, project_id, key, WRITE, lock=True)
+    issue, access = find_issue(user, slug, project_id, key, WRITE, lock="update")
     if "title" in changes and changes["title"] is None:
         raise ValidationFailed([_field("title", "Field may not be null.")])
     _validate_references(issue.project, access, changes, issue)
@@ -373,7 +391,7 @@ def _lock_subtree(root_id: uuid.UUID) -> list[uuid.UUID]:
 
 def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
     """Delete the issue and every descendant (the parent foreign key cascades)."""
-    issue, _ = find_issue(user, slug, project_id, key, WRITE, lock=True)
+    issue, _ = find_issue(user, slug, project_id, key, WRITE, lock="delete")
     ids = _lock_subtree(issue.id)
     # Read after the locks: what a concurrent edit inside the sub-tree left is what goes.
     freed = db.session.scalar(select(plans.storage_expression()).where(Issue.id.in_(ids))) or 0

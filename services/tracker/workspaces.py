@@ -192,7 +192,12 @@ def move_status(
 def delete_status(user: User, slug: str, project_id: uuid.UUID, status_id: uuid.UUID) -> None:
     """A status still used by issues cannot go (409): move those issues first."""
     project, _ = project_access(user, slug, project_id, MANAGE)
-    status = _status(project, status_id)
+    # Locked first: an issue being created with this status finishes before the check.
+    status = db.session.scalar(
+        select(Status).where(Status.id == status_id, Status.project_id == project.id).with_for_update()
+    )
+    if status is None:
+        raise NotFoundError("Status not found")
     if db.session.scalar(select(exists().where(Issue.status_id == status.id))):
         raise ConflictError("Issues still have this status; move them to another status first")
     db.session.delete(status)

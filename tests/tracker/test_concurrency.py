@@ -105,3 +105,47 @@ def test_concurrent_edits_keep_storage_and_search_in_step(app):
             found = client.get(url, query_string={"q": word}, headers=tenant.headers).get_json()
             assert found["total"] == (1 if word == final_word else 0), word
     assert client.get(url, query_string={"q": "comum"}, headers=tenant.headers).get_json()["total"] == 1
+
+
+@pytest.mark.committing
+def test_children_created_while_their_parent_is_deleted_never_fail(app):
+    client = app.test_client()
+    tenant = register(client)
+    project = make_project(client, tenant, key="TREE")
+    url = issues_url(tenant, project)
+    outcomes: list[tuple[str, int]] = []
+    lock = threading.Lock()
+
+    for _ in range(15):
+        parent = client.post(url, json={"title": "pai"}, headers=tenant.headers).get_json()
+        barrier = threading.Barrier(3)
+
+        def create_child(parent=parent) -> None:
+            own = app.test_client()
+            barrier.wait()
+            response = own.post(
+                url, json={"title": "filho", "parent_id": parent["id"]}, headers=tenant.headers
+            )
+            with lock:
+                outcomes.append(("create", response.status_code))
+
+        def delete_parent(parent=parent) -> None:
+            own = app.test_client()
+            barrier.wait()
+            response = own.delete(f"{url}/{parent['key']}", headers=tenant.headers)
+            with lock:
+                outcomes.append(("delete", response.status_code))
+
+        threads = [threading.Thread(target=create_child) for _ in range(2)]
+        threads.append(threading.Thread(target=delete_parent))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+
+    # A child either lands before the delete (and goes with its parent) or is refused
+    # because the parent is gone; nothing fails, and the counts stay true.
+    assert {status for kind, status in outcomes if kind == "delete"} == {204}
+    assert {status for kind, status in outcomes if kind == "create"} <= {201, 400}
+    listed = client.get(url, query_string={"per_page": 100}, headers=tenant.headers).get_json()
+    assert listed["total"] == len(listed["issues"]) == 0
