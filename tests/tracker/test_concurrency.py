@@ -116,28 +116,25 @@ def test_children_created_while_their_parent_is_deleted_never_fail(app):
     outcomes: list[tuple[str, int]] = []
     lock = threading.Lock()
 
+    def create_child(parent: dict, barrier: threading.Barrier) -> None:
+        own = app.test_client()
+        barrier.wait()
+        response = own.post(url, json={"title": "filho", "parent_id": parent["id"]}, headers=tenant.headers)
+        with lock:
+            outcomes.append(("create", response.status_code))
+
+    def delete_parent(parent: dict, barrier: threading.Barrier) -> None:
+        own = app.test_client()
+        barrier.wait()
+        response = own.delete(f"{url}/{parent['key']}", headers=tenant.headers)
+        with lock:
+            outcomes.append(("delete", response.status_code))
+
     for _ in range(15):
         parent = client.post(url, json={"title": "pai"}, headers=tenant.headers).get_json()
         barrier = threading.Barrier(3)
-
-        def create_child(parent=parent) -> None:
-            own = app.test_client()
-            barrier.wait()
-            response = own.post(
-                url, json={"title": "filho", "parent_id": parent["id"]}, headers=tenant.headers
-            )
-            with lock:
-                outcomes.append(("create", response.status_code))
-
-        def delete_parent(parent=parent) -> None:
-            own = app.test_client()
-            barrier.wait()
-            response = own.delete(f"{url}/{parent['key']}", headers=tenant.headers)
-            with lock:
-                outcomes.append(("delete", response.status_code))
-
-        threads = [threading.Thread(target=create_child) for _ in range(2)]
-        threads.append(threading.Thread(target=delete_parent))
+        workers = (create_child, create_child, delete_parent)
+        threads = [threading.Thread(target=work, args=(parent, barrier)) for work in workers]
         for thread in threads:
             thread.start()
         for thread in threads:
