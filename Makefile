@@ -55,6 +55,7 @@ test-postgres:
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 bench: install
 	$(BIN)/python benchmarks/import_sales.py
