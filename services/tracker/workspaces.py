@@ -116,13 +116,18 @@ def delete_project(user: User, slug: str, project_id: uuid.UUID) -> None:
     db.session.flush()
 
 
-def list_statuses(user: User, slug: str, project_id: uuid.UUID) -> list[Status]:
-    project, _ = project_access(user, slug, project_id, READ)
+def _statuses_in_order(project: Project) -> list[Status]:
+    """Board order: by position, ties by name."""
     return list(
         db.session.scalars(
             select(Status).where(Status.project_id == project.id).order_by(Status.position, Status.name)
         )
     )
+
+
+def list_statuses(user: User, slug: str, project_id: uuid.UUID) -> list[Status]:
+    project, _ = project_access(user, slug, project_id, READ)
+    return _statuses_in_order(project)
 
 
 def create_status(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Status:
@@ -172,11 +177,7 @@ def move_status(
     shared a position (the API allows it) still move one place at a time.
     """
     project, _ = project_access(user, slug, project_id, MANAGE)
-    ordered = list(
-        db.session.scalars(
-            select(Status).where(Status.project_id == project.id).order_by(Status.position, Status.name)
-        )
-    )
+    ordered = _statuses_in_order(project)
     index = next((i for i, status in enumerate(ordered) if status.id == status_id), None)
     if index is None:
         raise NotFoundError("Status not found")
