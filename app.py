@@ -121,6 +121,7 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 def register_jwt_callbacks(app: Flask) -> None:
     from models.auth import User
     from models.base import utcnow
+    from services import token_denylist
     from services.errors import AuthenticationError, ForbiddenError
 
     @jwt.user_lookup_loader
@@ -169,6 +170,10 @@ def register_jwt_callbacks(app: Flask) -> None:
         return errors.handle_domain_error(
             AuthenticationError("Missing bearer access token", code="UNAUTHORIZED")
         )
+
+    @jwt.token_in_blocklist_loader
+    def ended_by_logout(_header, claims):
+        return claims.get("type") == "access" and token_denylist.is_denied(claims["jti"])
 
     @jwt.revoked_token_loader
     def revoked(_header, _claims):
@@ -265,11 +270,19 @@ Errors follow FastAPI: validation failures answer 422 with
 `body`, `query` or `path`); every other error answers `{"detail": "text"}`
 (401 carries `WWW-Authenticate: Bearer`).
 
+Access is granted, never implied: an account (for instance one made by the
+tracker's public registration) has no `papel` until a stock admin grants one
+(`flask users grant`), and until then login, refresh and every endpoint
+answer 403 with a `detail` saying so.
+
 Roles (`papel`): `admin`, `planejador`, `gerente_loja`, `visualizador`.
 Access tokens last 24 h; refresh tokens 7 days (1 day with `remember: false`).
 Refreshing rotates the refresh token: the response carries the new one in
 `refreshToken`, and presenting a used refresh token again revokes its whole
-family. Bodies ignore fields they do not define.
+family. Logout ends the refresh token's family and every access token issued
+with it (and the one sent in `Authorization`) at once. Failed sign-ins share one
+budget per client address and e-mail across both APIs and the login page.
+Bodies ignore fields they do not define.
 """
 
 TRACKER_DESCRIPTION = """\
@@ -278,4 +291,9 @@ Tracker: organizations, workspaces, projects, issues and platform administration
 Errors answer `{"error": "CODE", "message": "text"}`, plus `details`
 (`[{field, message}]`) on `VALIDATION_ERROR`. A resource in an organization
 the caller does not belong to answers 404 `NOT_FOUND`.
+
+Anyone may register; registering answers the same for a known and an unknown
+address, and the address counts (accepting invitations, the configured
+superadmin) only once the link e-mailed to it is followed. A tracker account
+has no access to the remanejamento service until a stock admin grants a role.
 """

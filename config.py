@@ -77,6 +77,7 @@ class Config:
     JWT_CSRF_CHECK_FORM = True  # plain (non-htmx) page forms carry csrf_token
     JWT_ACCESS_CSRF_HEADER_NAME = "X-CSRF-TOKEN"
     PASSWORD_RESET_TTL = timedelta(hours=1)
+    EMAIL_VERIFICATION_TTL = timedelta(hours=48)
     BABEL_DEFAULT_LOCALE = "pt_BR"
     BABEL_DEFAULT_TIMEZONE = "America/Sao_Paulo"
 

@@ -5,30 +5,30 @@ from __future__ import annotations
 from functools import wraps
 
 from flask import current_app, request
-from flask_jwt_extended import current_user, verify_jwt_in_request
+from flask_jwt_extended import current_user, decode_token, verify_jwt_in_request
+from flask_jwt_extended.exceptions import JWTExtendedException
 from flask_limiter.util import get_remote_address
 from flask_smorest import Blueprint
+from jwt.exceptions import PyJWTError
 
 from extensions import limiter
-from services.errors import ForbiddenError
+from services.stock.access import ensure_stock_access
 
 BEARER = [{"bearerAuth": []}]
 
 
-def auth_required(*papeis: str):
-    """Require a valid bearer access token; with ``papeis``, one of those stock roles.
+def auth_required():
+    """Require a valid bearer access token (tracker).
 
     Put it right under ``@blp.route`` so that credentials are checked before
-    the body or query is validated, as FastAPI does. Only the Authorization
-    header is accepted on the APIs: cookie sessions belong to the pages.
+    the body or query is validated. Only the Authorization header is accepted
+    on the APIs: cookie sessions belong to the pages.
     """
 
     def decorator(func):
         @wraps(func)
         def wrapper(*args, **kwargs):
             verify_jwt_in_request(locations=["headers"])
-            if papeis and current_user.papel not in papeis:
-                raise ForbiddenError("Sem permissão para esta ação")
             return func(*args, **kwargs)
 
         return Blueprint.doc(security=BEARER)(wrapper)
@@ -36,8 +36,33 @@ def auth_required(*papeis: str):
     return decorator
 
 
-def bearer_security_scheme() -> dict:
-    return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+def stock_auth_required(*papeis: str):
+    """Require a bearer access token of an account with a stock role; with ``papeis``,
+    one of those. Credentials are checked before the body or query, as FastAPI does."""
+
+    def decorator(func):
+        @wraps(func)
+        def wrapper(*args, **kwargs):
+            verify_jwt_in_request(locations=["headers"])
+            ensure_stock_access(current_user, *papeis)
+            return func(*args, **kwargs)
+
+        return Blueprint.doc(security=BEARER)(wrapper)
+
+    return decorator
+
+
+def presented_access_claims() -> dict | None:
+    """The claims of a valid access token in the Authorization header, if any (logout)."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        return None
+    try:
+        claims = decode_token(token.strip())
+    except (PyJWTError, JWTExtendedException, ValueError, KeyError):
+        return None
+    return claims if claims.get("type") == "access" else None
 
 
 def _address_and_email() -> str:
@@ -51,11 +76,12 @@ def login_throttle(view):
 
     Only failed attempts count (401), so a person who signs in correctly is never slowed down.
     """
-    return limiter.limit(
+    # One budget shared by every sign-in form (both APIs and the login page).
+    return limiter.shared_limit(
         lambda: current_app.config["LOGIN_RATE_LIMIT"],
+        scope="login",
         key_func=_address_and_email,
         deduct_when=lambda response: response.status_code == 401,
-        scope="login",
     )(view)
 
 

@@ -105,8 +105,34 @@ def run_migrations_online():
     with connectable.connect() as connection:
         context.configure(connection=connection, target_metadata=get_metadata(), **conf_args)
 
-        with context.begin_transaction():
+        with _sqlite_foreign_keys_off(connection), context.begin_transaction():
             context.run_migrations()
+
+
+class _sqlite_foreign_keys_off:
+    """SQLite rebuilds a table to alter it (batch mode): dropping the old copy with
+    foreign keys on would cascade deletes and SET NULLs into every referencing
+    table. The pragma only works outside a transaction, so it is set on the raw
+    connection around the migration, and the result is checked before it is
+    turned back on."""
+
+    def __init__(self, connection):
+        self.raw = connection.connection.dbapi_connection if connection.dialect.name == "sqlite" else None
+
+    def __enter__(self):
+        if self.raw is not None:
+            self.raw.execute("PRAGMA foreign_keys=OFF")
+
+    def __exit__(self, exc_type, *_):
+        if self.raw is None:
+            return
+        try:
+            if exc_type is None:
+                broken = self.raw.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise RuntimeError(f"migration left rows with dangling foreign keys: {broken[:5]}")
+        finally:
+            self.raw.execute("PRAGMA foreign_keys=ON")
 
 
 if context.is_offline_mode():

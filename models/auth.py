@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, Uuid
+from sqlalchemy import Boolean, ForeignKey, Index, String, Uuid, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from extensions import db
@@ -16,14 +16,34 @@ PAPEIS = ("admin", "planejador", "gerente_loja", "visualizador")
 PAPEL_RANK = {"visualizador": 0, "gerente_loja": 1, "planejador": 2, "admin": 3}
 
 
+VERIFIED = text("email_verified_at IS NOT NULL")
+
+
 class User(UUIDPrimaryKey, CreatedAt, db.Model):
+    """One person's account for both services.
+
+    An address belongs to the one account that proved it (``email_verified_at``):
+    only verified addresses are unique, so registering a known address answers
+    like any other registration and never tells whether the address has an account.
+    """
+
     __tablename__ = "users"
+    __table_args__ = (
+        Index(
+            "uq_users_email_verified", "email", unique=True, postgresql_where=VERIFIED, sqlite_where=VERIFIED
+        ),
+        Index("ix_users_email", "email"),
+    )
 
     # `nome` in the stock dialect and `name` in the tracker's: one column.
     name: Mapped[str] = mapped_column(String(200))
-    email: Mapped[str] = mapped_column(String(320), unique=True)
+    email: Mapped[str] = mapped_column(String(320))
+    email_verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # A new address waiting for its confirmation link to be followed.
+    pending_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
     password_hash: Mapped[str] = mapped_column(String(255))
-    papel: Mapped[str] = mapped_column(String(20), default="visualizador")
+    # Stock access is granted by a stock admin; None means no access to remanejamento.
+    papel: Mapped[str | None] = mapped_column(String(20), nullable=True)
     loja_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid, ForeignKey("lojas.id", ondelete="SET NULL"), nullable=True
     )
@@ -65,6 +85,9 @@ class RefreshToken(CreatedAt, db.Model):
     remember: Mapped[bool] = mapped_column(Boolean, default=True)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # The access token issued with this refresh token: logging out denies it too.
+    access_jti: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    access_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class PasswordResetToken(CreatedAt, db.Model):
@@ -76,3 +99,28 @@ class PasswordResetToken(CreatedAt, db.Model):
     user_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("users.id", ondelete="CASCADE"), index=True)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class EmailVerification(CreatedAt, db.Model):
+    """A single-use link proving ``email`` for ``user_id``: a new account's address, or a
+    changed one that takes effect when followed. Only the token's SHA-256 digest is stored."""
+
+    __tablename__ = "email_verifications"
+
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(320))
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class RevokedAccessToken(db.Model):
+    """An access token ended before its expiry (logout), kept until it would have expired.
+
+    Used when no Redis is configured; with Redis the same entries live there.
+    """
+
+    __tablename__ = "revoked_access_tokens"
+
+    jti: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

@@ -32,6 +32,11 @@ class UpdateProfileRequest(StockSchema):
     email = fields.Email(allow_none=True)
     papel = fields.String(allow_none=True, validate=validate.OneOf(PAPEIS))
     lojaId = fields.UUID(allow_none=True)
+    senhaAtual = fields.String(
+        allow_none=True,
+        validate=validate.Length(max=256),
+        metadata={"description": "Senha atual; obrigatória para trocar o `email` (senão 403)"},
+    )
 
 
 class MessageResponse(StockSchema):
@@ -45,6 +50,11 @@ class AuthUser(StockSchema):
     papel = fields.String(required=True, metadata={"enum": list(PAPEIS)})
     lojaId = fields.UUID(allow_none=True, attribute="loja_id")
     iniciais = fields.String(required=True)
+    emailPendente = fields.Email(
+        allow_none=True,
+        attribute="pending_email",
+        metadata={"description": "Novo e-mail aguardando a confirmação pelo link enviado a ele"},
+    )
 
 
 class TokenResponse(StockSchema):

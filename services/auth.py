@@ -12,18 +12,19 @@ import hashlib
 import secrets
 import time
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from flask import current_app
 from flask_jwt_extended import create_access_token, create_refresh_token, decode_token
 from jwt import ExpiredSignatureError, InvalidTokenError
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from extensions import db
 from models.auth import PasswordResetToken, RefreshToken, User
 from models.base import utcnow
+from services import token_denylist
 from services.errors import AuthenticationError, ConflictError, DomainError, ForbiddenError
 from services.mail import send_mail
 
@@ -62,13 +63,32 @@ def normalize_email(email: str) -> str:
     return email.strip().lower()
 
 
+def _holders(email: str):
+    """Accounts holding ``email``: the verified owner first, then unverified ones, oldest first."""
+    return (
+        select(User)
+        .where(User.email == normalize_email(email))
+        .order_by(User.email_verified_at.is_(None), User.created_at)
+    )
+
+
 def find_user_by_email(email: str) -> User | None:
-    return db.session.scalar(select(User).where(User.email == normalize_email(email)))
+    """The account an address names: its verified owner, else the oldest that claims it."""
+    return db.session.scalars(_holders(email).limit(1)).first()
+
+
+def verified_owner(email: str) -> User | None:
+    return db.session.scalar(
+        select(User).where(User.email == normalize_email(email), User.email_verified_at.is_not(None))
+    )
 
 
 def is_superadmin(user: User) -> bool:
+    """Granted (CLI or another superadmin), or the configured address once it is proven."""
     configured = current_app.config.get("SUPERADMIN_EMAIL")
-    return user.superadmin or (configured is not None and user.email == configured)
+    return user.superadmin or (
+        configured is not None and user.email == configured and user.email_verified_at is not None
+    )
 
 
 def create_user(
@@ -76,12 +96,15 @@ def create_user(
     email: str,
     password: str,
     name: str,
-    papel: str = "visualizador",
+    papel: str | None = None,
     loja_id: uuid.UUID | None = None,
     superadmin: bool = False,
+    verified: bool = True,
 ) -> User:
+    """An account. Operators (CLI, demo) vouch for the address (``verified``); a public
+    registration does not, and may then share an unproven address with other accounts."""
     email = normalize_email(email)
-    if find_user_by_email(email) is not None:
+    if verified and verified_owner(email) is not None:
         raise ConflictError("A user with this email already exists", field="email")
     user = User(
         email=email,
@@ -90,16 +113,30 @@ def create_user(
         papel=papel,
         loja_id=loja_id,
         superadmin=superadmin,
+        email_verified_at=utcnow() if verified else None,
     )
     db.session.add(user)
     db.session.flush()
     return user
 
 
+# Unproven accounts that may share one address and are each tried at sign-in.
+MAX_CANDIDATES = 3
+
+
 def authenticate(email: str, password: str) -> User:
-    """The user with these credentials, or an error that does not say which part was wrong."""
-    user = find_user_by_email(email)
-    if not verify_password(user, password):
+    """The user with these credentials, or an error that does not say which part was wrong.
+
+    A verified owner is the only account that signs in with its address; until an
+    address is proven, each account that registered it signs in with its own password.
+    """
+    candidates = list(db.session.scalars(_holders(email).limit(MAX_CANDIDATES)))
+    if candidates and candidates[0].email_verified_at is not None:
+        candidates = candidates[:1]
+    user = next((c for c in candidates if verify_password(c, password)), None)
+    if user is None:
+        if not candidates:
+            verify_password(None, password)
         raise AuthenticationError("Invalid email or password", code="INVALID_CREDENTIALS")
     if user.banned:
         raise ForbiddenError("This account is banned", code="USER_BANNED")
@@ -119,29 +156,45 @@ def issue_access_token(user: User) -> str:
     return create_access_token(identity=str(user.id), additional_claims={"ts": time.time()})
 
 
-def issue_refresh_token(user: User, *, remember: bool = True, family_id: uuid.UUID | None = None) -> str:
+def _expiry(claims: dict) -> datetime:
+    return datetime.fromtimestamp(claims["exp"], tz=UTC)
+
+
+def issue_refresh_token(
+    user: User, *, remember: bool = True, family_id: uuid.UUID | None = None, access_token: str | None = None
+) -> str:
+    """A refresh token, recorded with the access token issued beside it (logout ends both)."""
     lifetime = _refresh_lifetime(remember)
     family_id = family_id or uuid.uuid4()
     token = create_refresh_token(
         identity=str(user.id), expires_delta=lifetime, additional_claims={"fam": str(family_id)}
     )
     claims = decode_token(token)
+    access_claims = decode_token(access_token) if access_token else None
     db.session.add(
         RefreshToken(
             jti=claims["jti"],
             user_id=user.id,
             family_id=family_id,
             remember=remember,
-            expires_at=datetime.fromtimestamp(claims["exp"], tz=utcnow().tzinfo),
+            expires_at=_expiry(claims),
+            access_jti=access_claims["jti"] if access_claims else None,
+            access_expires_at=_expiry(access_claims) if access_claims else None,
         )
     )
     db.session.flush()
     return token
 
 
+def issue_tokens(user: User, *, remember: bool = True, family_id: uuid.UUID | None = None) -> tuple[str, str]:
+    """A new (access, refresh) pair."""
+    access = issue_access_token(user)
+    return access, issue_refresh_token(user, remember=remember, family_id=family_id, access_token=access)
+
+
 def login(email: str, password: str, *, remember: bool = True) -> tuple[User, str, str]:
     user = authenticate(email, password)
-    return user, issue_access_token(user), issue_refresh_token(user, remember=remember)
+    return user, *issue_tokens(user, remember=remember)
 
 
 def _load_refresh(token: str) -> tuple[RefreshToken, dict]:
@@ -191,28 +244,42 @@ class TokenReuseError(AuthenticationError):
 def rotate_refresh(token: str) -> tuple[User, str, str]:
     """Exchange a live refresh token for a new pair; the old one dies."""
     record, _claims = _load_refresh(token)
-    if record.revoked_at is not None:
-        revoke_family(record.family_id)
-        raise TokenReuseError("Refresh token was already used", code="INVALID_TOKEN")
     user = db.session.get(User, record.user_id)
     if user is None:
         raise AuthenticationError("Invalid refresh token", code="INVALID_TOKEN")
+    # A ban revokes every refresh token: say so rather than "already used".
     if user.banned:
         raise ForbiddenError("This account is banned", code="USER_BANNED")
+    if record.revoked_at is not None:
+        revoke_family(record.family_id)
+        raise TokenReuseError("Refresh token was already used", code="INVALID_TOKEN")
     record.revoked_at = utcnow()
     user.last_seen_at = utcnow()
-    new_refresh = issue_refresh_token(user, remember=record.remember, family_id=record.family_id)
-    return user, issue_access_token(user), new_refresh
+    access, new_refresh = issue_tokens(user, remember=record.remember, family_id=record.family_id)
+    return user, access, new_refresh
 
 
-def logout(token: str) -> None:
-    """Revoke a refresh token. Unknown or expired tokens are ignored: logout always succeeds."""
+def logout(token: str | None, access_claims: dict | None = None) -> None:
+    """End a session: the refresh token's whole family and every access token issued in it,
+    plus the access token presented with the request. Unknown or expired tokens are
+    ignored: logout always succeeds."""
+    if access_claims is not None and access_claims.get("type") == "access":
+        token_denylist.deny(access_claims["jti"], _expiry(access_claims))
+    if token is None:
+        return
     try:
         record, _ = _load_refresh(token)
     except AuthenticationError:
         return
-    if record.revoked_at is None:
-        record.revoked_at = utcnow()
+    now = utcnow()
+    family = db.session.scalars(
+        select(RefreshToken).where(RefreshToken.family_id == record.family_id).with_for_update()
+    )
+    for member in family:
+        if member.revoked_at is None:
+            member.revoked_at = now
+        if member.access_jti and member.access_expires_at and member.access_expires_at > now:
+            token_denylist.deny(member.access_jti, member.access_expires_at)
     db.session.flush()
 
 
@@ -244,6 +311,7 @@ def request_password_reset(email: str) -> None:
 
 
 def reset_password(token: str, new_password: str) -> User:
+    """Set a new password from an e-mailed link; following it also proves the address."""
     record = db.session.scalar(
         select(PasswordResetToken).where(PasswordResetToken.token_hash == _digest(token)).with_for_update()
     )
@@ -252,11 +320,9 @@ def reset_password(token: str, new_password: str) -> User:
     user = db.session.get(User, record.user_id)
     record.used_at = utcnow()
     user.password_hash = hash_password(new_password)
+    if user.email_verified_at is None and verified_owner(user.email) is None:
+        user.email_verified_at = utcnow()
     # A new password ends every open session.
     end_all_sessions(user)
     db.session.flush()
     return user
-
-
-def count_users() -> int:
-    return db.session.scalar(select(func.count()).select_from(User)) or 0

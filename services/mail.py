@@ -6,9 +6,12 @@ import logging
 import smtplib
 from email.message import EmailMessage
 
+from blinker import Namespace
 from flask import current_app
 
 log = logging.getLogger("giro.mail")
+# Sent with the message for every mail, delivered or logged (tests and audits listen).
+mail_sent = Namespace().signal("mail-sent")
 
 
 def send_mail(to: str, subject: str, body: str) -> None:
@@ -18,6 +21,7 @@ def send_mail(to: str, subject: str, body: str) -> None:
     message["To"] = to
     message["Subject"] = subject
     message.set_content(body)
+    mail_sent.send(current_app._get_current_object(), message=message)
     if not cfg["SMTP_HOST"]:
         log.info("mail to=%s subject=%s\n%s", to, subject, body)
         return

@@ -1,14 +1,12 @@
-"""Profile changes of the stock dialect, with the role rules of DESIGN.md."""
+"""Profile changes of the stock dialect, with the role rules documented in the README."""
 
 from __future__ import annotations
-
-from sqlalchemy import select
 
 from extensions import db
 from models.auth import PAPEL_RANK, User
 from models.stock import Loja
-from services.auth import normalize_email
-from services.errors import ConflictError, FieldError, ForbiddenError, ValidationFailed
+from services.errors import FieldError, ForbiddenError, ValidationFailed
+from services.identity import request_email_change
 
 
 def update_profile(user: User, changes: dict) -> User:
@@ -27,12 +25,7 @@ def update_profile(user: User, changes: dict) -> User:
             raise ValidationFailed([FieldError(("body", "lojaId"), "Loja não encontrada", "value_error")])
 
     if email is not None:
-        email = normalize_email(email)
-        if email != user.email:
-            taken = db.session.scalar(select(User.id).where(User.email == email, User.id != user.id))
-            if taken is not None:
-                raise ConflictError("E-mail já usado por outra conta")
-            user.email = email
+        request_email_change(user, email, changes.get("senhaAtual"))
     if nome is not None:
         user.name = nome.strip()
     if papel is not None:

@@ -15,9 +15,11 @@ import os
 
 import flask_migrate
 import pytest
+import sqlalchemy as sa
 from flask.ctx import _cv_app
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import scoped_session, sessionmaker
 
 from app import create_app
@@ -135,6 +137,25 @@ def _fresh_rate_limits(app):
 
     with app.app_context():
         limiter.reset()
+
+
+@pytest.fixture
+def fresh_database_url(tmp_path):
+    """An empty database of its own, for tests that run migrations step by step."""
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        yield f"sqlite:///{tmp_path / 'migration.db'}"
+        return
+    url = make_url(normalize_database_url(base))
+    name = f"{url.database}_migration"
+    admin = sa.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    yield url.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
 
 
 @pytest.fixture

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import re
+from contextlib import contextmanager
 from datetime import date, timedelta
 
 from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, Venda
 from services import auth as auth_service
+from services.mail import mail_sent
 
 PASSWORD = "senha-forte-123"
 _seq = itertools.count(1)
@@ -180,3 +183,22 @@ def make_rec(
     db.session.add(rec)
     db.session.flush()
     return rec
+
+
+@contextmanager
+def captured_mail():
+    """Every message sent inside the block, in order."""
+    outbox: list = []
+
+    def record(_app, message):
+        outbox.append(message)
+
+    with mail_sent.connected_to(record):
+        yield outbox
+
+
+def link_token(message) -> str:
+    """The ``token`` of the link in an e-mail (verification or password reset)."""
+    found = re.search(r"[?&]token=([\w-]+)", message.get_content())
+    assert found, message.get_content()
+    return found.group(1)

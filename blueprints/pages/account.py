@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, redirect, request, url_for
 from flask_babel import gettext as _
-from flask_jwt_extended import current_user, set_access_cookies, unset_jwt_cookies
+from flask_jwt_extended import current_user, get_jwt, set_access_cookies, unset_jwt_cookies
 from marshmallow import ValidationError
 
 from blueprints.common import login_throttle, reset_throttle
@@ -12,6 +12,7 @@ from blueprints.pages.common import page_login_required, render_page, safe_next
 from extensions import db
 from schemas.auth import ForgotPasswordRequest, LoginRequest, ResetPasswordRequest, UpdateProfileRequest
 from services import auth as auth_service
+from services import identity
 from services import users as user_service
 from services.errors import DomainError
 
@@ -53,6 +54,8 @@ def login():
 @blp.route("/logout", methods=["POST"])
 @page_login_required()
 def logout():
+    # The cookie's token stops working everywhere now, even if a copy of it survives.
+    auth_service.logout(None, get_jwt())
     response = redirect(url_for("account.login"))
     unset_jwt_cookies(response)
     return response
@@ -102,7 +105,11 @@ def profile():
     if request.method == "POST":
         try:
             data = UpdateProfileRequest().load(
-                {"nome": request.form.get("nome"), "email": request.form.get("email")}
+                {
+                    "nome": request.form.get("nome"),
+                    "email": request.form.get("email"),
+                    "senhaAtual": request.form.get("senhaAtual") or None,
+                }
             )
             user_service.update_profile(current_user, data)
             saved = True
@@ -114,6 +121,30 @@ def profile():
     return render_page(
         "account/profile.html", "profile_form", status=status, user=current_user, errors=errors, saved=saved
     )
+
+
+@blp.route("/perfil/confirmar-email", methods=["POST"])
+@page_login_required()
+def resend_verification():
+    identity.resend_verification(current_user)
+    return render_page(
+        "account/profile.html", "profile_form", user=current_user, errors={}, saved=False, link_sent=True
+    )
+
+
+@blp.route("/verify-email", methods=["GET", "POST"])
+def verify_email():
+    """The link e-mailed to an address. Opening it shows a button: mail scanners that
+    follow links must not confirm anything."""
+    token = request.values.get("token", "")
+    if request.method == "GET":
+        return render_page("account/verify.html", token=token, error=None, done=False)
+    try:
+        identity.verify_email(token[:200])
+    except DomainError as exc:
+        db.session.rollback()
+        return render_page("account/verify.html", status=exc.status, token="", error=exc.message, done=False)
+    return render_page("account/verify.html", token="", error=None, done=True)
 
 
 @blp.route("/perfil/preferencias", methods=["POST"])

@@ -14,7 +14,7 @@ blp = Blueprint("catalogue", __name__)
 
 
 @blp.route("/lojas")
-@page_login_required()
+@page_login_required(stock=True)
 def stores():
     q = request.args.get("q", "").strip().lower()
     lojas = catalogue.list_lojas()
@@ -31,7 +31,7 @@ def _uuid_or_404(value: str) -> uuid.UUID:
 
 
 @blp.route("/lojas/<loja_id>")
-@page_login_required()
+@page_login_required(stock=True)
 def store_stock(loja_id: str):
     try:
         loja = catalogue.get_loja(_uuid_or_404(loja_id))
@@ -54,7 +54,7 @@ def store_stock(loja_id: str):
 
 
 @blp.route("/lojas/<loja_id>/celula")
-@page_login_required()
+@page_login_required(stock=True)
 def cell(loja_id: str):
     try:
         detail = catalogue.cell_detail(

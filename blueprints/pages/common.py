@@ -12,6 +12,7 @@ from jinja2_fragments.flask import render_block
 from jwt.exceptions import PyJWTError
 
 from extensions import htmx
+from services.stock.access import has_stock_access
 
 
 def wants_fragment() -> bool:
@@ -53,9 +54,11 @@ def _to_login() -> Response:
     return redirect(target)
 
 
-def page_login_required(*papeis: str):
-    """A signed-in person (JWT in an HttpOnly cookie, CSRF checked on writes); with
-    ``papeis``, only those stock roles. Anyone else is sent to the login page."""
+def page_login_required(*papeis: str, stock: bool = False):
+    """A signed-in person (JWT in an HttpOnly cookie, CSRF checked on writes); anyone
+    else is sent to the login page. ``stock`` pages (and any with ``papeis``, stock
+    roles) need a granted stock role: without one the page says so and offers the tracker.
+    """
 
     def decorator(view):
         @wraps(view)
@@ -66,6 +69,8 @@ def page_login_required(*papeis: str):
                 if exc.__class__.__name__ == "CSRFError":
                     abort(400, description="Sessão expirada: recarregue a página e tente de novo.")
                 return _to_login()
+            if (stock or papeis) and not has_stock_access(current_user):
+                return no_stock_access_page()
             if papeis and current_user.papel not in papeis:
                 abort(403, description="Seu papel não permite abrir esta página.")
             return view(*args, **kwargs)
@@ -73,6 +78,10 @@ def page_login_required(*papeis: str):
         return wrapper
 
     return decorator
+
+
+def no_stock_access_page() -> Response:
+    return render_page("errors/no_stock_access.html", status=403)
 
 
 def page_csrf_token() -> str:

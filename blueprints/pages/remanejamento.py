@@ -326,7 +326,7 @@ def dashboard_context(user: User) -> dict:
 
 
 @blp.route("/lotes")
-@page_login_required()
+@page_login_required(stock=True)
 def lotes():
     items = batches.list_lotes()
     semanas = {s["loteId"]: s for s in metrics.efetividade_semanal()["semanas"]}
@@ -480,7 +480,7 @@ def _batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels:
 
 
 @blp.route("/lotes/<lid>")
-@page_login_required()
+@page_login_required(stock=True)
 def lote(lid: str):
     lote_id = _uuid_or_404(lid)
     state = TableState.read(request.args)
@@ -511,7 +511,7 @@ def _row_response(
 
 
 @blp.route("/lotes/<lid>/recomendacoes/<rid>")
-@page_login_required()
+@page_login_required(stock=True)
 def row(lid: str, rid: str):
     """One row; ``?modo=veto`` opens the inline veto form (for those who may veto)."""
     mode = "veto" if request.args.get("modo") == "veto" and can_decide(current_user) else "view"
@@ -534,7 +534,7 @@ def _motivo(form) -> str:
 
 
 @blp.route("/lotes/<lid>/recomendacoes/<rid>/<acao>", methods=["POST"])
-@page_login_required()
+@page_login_required(stock=True)
 def act(lid: str, rid: str, acao: str):
     lote_id, rec_id = _uuid_or_404(lid), _uuid_or_404(rid)
     if acao not in ACOES:
@@ -629,7 +629,7 @@ def _bulk(lote_id: uuid.UUID, user: User, form) -> BulkResult:
 
 
 @blp.route("/lotes/<lid>/acoes", methods=["POST"])
-@page_login_required()
+@page_login_required(stock=True)
 def bulk(lid: str):
     """Bulk decisions on the selected rows; the table (same filters, sort and page) comes back."""
     lote_id = _uuid_or_404(lid)
@@ -651,7 +651,7 @@ def _cell(value: Any) -> Any:
 
 
 @blp.route("/lotes/<lid>/separacao.csv")
-@page_login_required()
+@page_login_required(stock=True)
 def export_csv(lid: str):
     """Pick lists of the approved transfers: one section per origin (or one origin's file)."""
     lote_id = _uuid_or_404(lid)
@@ -726,7 +726,7 @@ def export_csv(lid: str):
 
 
 @blp.route("/grade")
-@page_login_required()
+@page_login_required(stock=True)
 def grade_index():
     """Choose a product; ``?produto=<id>`` goes straight to its matrix."""
     chosen = _optional_uuid(request.args.get("produto"))
@@ -746,7 +746,7 @@ def grade_index():
 
 
 @blp.route("/grade/<pid>")
-@page_login_required()
+@page_login_required(stock=True)
 def grade_page(pid: str):
     produto_id = _uuid_or_404(pid)
     lote_param = request.args.get("lote") or None
@@ -852,7 +852,7 @@ def _regras_context(
 
 
 @blp.route("/regras")
-@page_login_required()
+@page_login_required(stock=True)
 def regras():
     return render_page("remanejamento/regras.html", **_regras_context())
 
@@ -901,7 +901,7 @@ def cadencia_save():
 
 
 @blp.route("/historico")
-@page_login_required()
+@page_login_required(stock=True)
 def historico():
     error = None
     status_arg = request.args.get("status", "").strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
-from blueprints.common import auth_required, login_throttle, reset_throttle
+from blueprints.common import login_throttle, presented_access_claims, reset_throttle, stock_auth_required
 from extensions import db
 from schemas.auth import (
     AccessTokenResponse,
@@ -22,6 +22,7 @@ from schemas.auth import (
 )
 from services import auth as auth_service
 from services import users as user_service
+from services.stock.access import ensure_stock_access
 
 blp = Blueprint("stock_auth", __name__, url_prefix="/auth", description="Sessão e senha")
 users_blp = Blueprint("stock_users", __name__, url_prefix="/users", description="Perfil e preferências")
@@ -34,11 +35,17 @@ FORGOT_MESSAGE = "Se o e-mail estiver cadastrado, enviaremos um link para redefi
 @blp.arguments(LoginRequest)
 @blp.response(200, TokenResponse)
 @blp.alt_response(401, description="E-mail ou senha inválidos")
-@blp.alt_response(403, description="Conta bloqueada")
+@blp.alt_response(403, description="Conta bloqueada, ou sem papel no remanejamento")
 @blp.alt_response(429, description="Tentativas demais; tente de novo mais tarde (Retry-After)")
 def login(body):
-    """Entrar com e-mail e senha (fluxo password do OAuth 2.0)."""
-    user, access, refresh = auth_service.login(body["email"], body["senha"], remember=body["remember"])
+    """Entrar com e-mail e senha (fluxo password do OAuth 2.0).
+
+    A conta precisa de um `papel` concedido por um admin de estoque: ter uma conta
+    (por exemplo, criada pelo cadastro público do tracker) não dá acesso.
+    """
+    user = auth_service.authenticate(body["email"], body["senha"])
+    ensure_stock_access(user)
+    access, refresh = auth_service.issue_tokens(user, remember=body["remember"])
     return {"user": user, "accessToken": access, "refreshToken": refresh, "tokenType": "bearer"}
 
 
@@ -46,14 +53,16 @@ def login(body):
 @blp.arguments(RefreshRequest)
 @blp.response(200, AccessTokenResponse)
 @blp.alt_response(401, description="Refresh token inválido, expirado ou revogado")
+@blp.alt_response(403, description="Conta bloqueada, ou sem papel no remanejamento")
 def refresh(body):
     """Trocar o refresh token por um novo access token (o refresh token é rotacionado)."""
     try:
-        _user, access, new_refresh = auth_service.rotate_refresh(body["refreshToken"])
+        user, access, new_refresh = auth_service.rotate_refresh(body["refreshToken"])
     except auth_service.TokenReuseError:
         # The family revocation must outlive this failed request.
         db.session.commit()
         raise
+    ensure_stock_access(user)
     return {"accessToken": access, "refreshToken": new_refresh, "tokenType": "bearer"}
 
 
@@ -61,12 +70,15 @@ def refresh(body):
 @blp.arguments(RefreshRequest)
 @blp.response(204)
 def logout(body):
-    """Encerrar a sessão: revoga o refresh token."""
-    auth_service.logout(body["refreshToken"])
+    """Encerrar a sessão: revoga o refresh token e os access tokens emitidos com ele.
+
+    Um access token enviado em `Authorization: Bearer` também deixa de valer na hora.
+    """
+    auth_service.logout(body["refreshToken"], presented_access_claims())
 
 
 @blp.route("/me", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, AuthUser)
 def me():
     """O usuário autenticado."""
@@ -94,24 +106,28 @@ def reset_password(body):
 
 
 @users_blp.route("/me", methods=["PATCH"])
-@auth_required()
+@stock_auth_required()
 @users_blp.arguments(UpdateProfileRequest)
 @users_blp.response(200, AuthUser)
 @users_blp.alt_response(
     403, description="Tentativa de elevar o próprio papel ou trocar de loja sem ser admin"
 )
-@users_blp.alt_response(409, description="E-mail já usado por outra conta")
 def update_me(body):
     """Atualizar o próprio perfil.
 
     Campos ausentes ou nulos não mudam. Ninguém eleva o próprio `papel`
     (rebaixar-se é permitido); só um admin troca a própria `lojaId`.
+
+    Trocar o `email` exige `senhaAtual` (senão 403) e só vale depois que o link
+    enviado ao novo endereço for aberto: até lá a resposta mostra o e-mail atual e
+    o novo em `emailPendente`. Se o novo endereço já pertence a outra conta, isso
+    só é dito a quem abrir o link.
     """
     return user_service.update_profile(current_user, body)
 
 
 @users_blp.route("/me/preferences", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @users_blp.response(200, Preferencias)
 def get_preferences():
     """Preferências de notificação."""
@@ -119,7 +135,7 @@ def get_preferences():
 
 
 @users_blp.route("/me/preferences", methods=["PUT"])
-@auth_required()
+@stock_auth_required()
 @users_blp.arguments(UpdatePreferenciasRequest)
 @users_blp.response(200, Preferencias)
 def put_preferences(body):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask_smorest import Blueprint
 
-from blueprints.common import auth_required
+from blueprints.common import stock_auth_required
 from schemas.stock.catalogue import (
     CellQuery,
     EstoqueCell,
@@ -19,7 +19,7 @@ blp = Blueprint("stock_catalogue", __name__, url_prefix="", description="Lojas, 
 
 
 @blp.route("/stores", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, LojaOut(many=True))
 def stores():
     """Lojas e CDs: CDs primeiro, depois as lojas, cada grupo por nome."""
@@ -27,7 +27,7 @@ def stores():
 
 
 @blp.route("/lojas", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, LojaOut(many=True))
 def lojas():
     """O mesmo que `/stores`."""
@@ -35,7 +35,7 @@ def lojas():
 
 
 @blp.route("/produtos", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, ProdutoOut(many=True))
 def produtos():
     """Produtos por nome e SKU."""
@@ -43,7 +43,7 @@ def produtos():
 
 
 @blp.route("/produtos/<uuid:pid>", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, ProdutoOut)
 def produto(pid):
     """Um produto."""
@@ -51,7 +51,7 @@ def produto(pid):
 
 
 @blp.route("/estoque", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.arguments(EstoqueQuery, location="query")
 @blp.response(200, EstoqueItem(many=True))
 def estoque(query):
@@ -60,7 +60,7 @@ def estoque(query):
 
 
 @blp.route("/estoque/cell", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.arguments(CellQuery, location="query")
 @blp.response(200, EstoqueCell)
 def estoque_cell(query):

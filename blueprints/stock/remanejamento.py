@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask_jwt_extended import current_user
 from flask_smorest import Blueprint
 
-from blueprints.common import auth_required
+from blueprints.common import stock_auth_required
 from schemas.stock.remanejamento import (
     Aprendizado,
     AtivasQuery,
@@ -50,7 +50,7 @@ R = "/remanejamento"
 
 
 @blp.route(f"{R}/recomendacoes", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.arguments(RecomendacoesQuery, location="query")
 @blp.response(200, RecomendacaoOut(many=True))
 @blp.alt_response(404, description="`loteId` não existe")
@@ -65,7 +65,7 @@ def list_recomendacoes(query):
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, RecomendacaoOut)
 @blp.alt_response(404, description="Não existe ou não é visível para o usuário")
 def get_recomendacao(rid):
@@ -74,7 +74,7 @@ def get_recomendacao(rid):
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>/aprovar", methods=["POST"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, RecomendacaoOut)
 @blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
 @blp.alt_response(404, description="Não encontrada")
@@ -86,7 +86,7 @@ def aprovar(rid):
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>/recusar", methods=["POST"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, RecomendacaoOut)
 @blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
 @blp.alt_response(404, description="Não encontrada")
@@ -98,7 +98,7 @@ def recusar(rid):
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>/executar", methods=["POST"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, RecomendacaoOut)
 @blp.alt_response(403, description="Papel sem permissão")
 @blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
@@ -113,7 +113,7 @@ def executar(rid):
 
 
 @blp.route(f"{R}/lotes", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, LoteOut(many=True))
 def list_lotes():
     """Lotes, da semana mais recente para a mais antiga, sem as recomendações.
@@ -125,7 +125,7 @@ def list_lotes():
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, LoteOut)
 @blp.alt_response(404, description="Lote não encontrado")
 def get_lote(lid):
@@ -134,7 +134,7 @@ def get_lote(lid):
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.arguments(AtivasQuery, location="query")
 @blp.response(200, RecomendacaoOut(many=True))
 @blp.alt_response(404, description="Lote não encontrado")
@@ -149,7 +149,7 @@ def lote_recomendacoes(query, lid):
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/fluxo", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, NodoFluxo(many=True))
 @blp.alt_response(404, description="Lote não encontrado")
 def fluxo(lid):
@@ -161,7 +161,7 @@ def fluxo(lid):
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/totais", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, TotaisLote)
 @blp.alt_response(404, description="Lote não encontrado")
 def totais(lid):
@@ -170,7 +170,7 @@ def totais(lid):
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes/<uuid:rid>/vetar", methods=["POST"])
-@auth_required()
+@stock_auth_required()
 @blp.arguments(VetoRequest)
 @blp.response(200, RecomendacaoOut)
 @blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
@@ -182,7 +182,7 @@ def vetar(body, lid, rid):
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes/<uuid:rid>/restaurar", methods=["POST"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, RecomendacaoOut)
 @blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
 @blp.alt_response(404, description="Lote ou recomendação não encontrados")
@@ -192,7 +192,7 @@ def restaurar(lid, rid):
 
 
 @blp.route(f"{R}/regras", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, RegrasPayload)
 def get_regras():
     """Regras de transferência em vigor."""
@@ -200,7 +200,7 @@ def get_regras():
 
 
 @blp.route(f"{R}/regras", methods=["PUT"])
-@auth_required("admin")
+@stock_auth_required("admin")
 @blp.arguments(RegrasPayload)
 @blp.response(200, RegrasPayload)
 @blp.alt_response(403, description="Só admin altera as regras")
@@ -215,7 +215,7 @@ def put_regras(body):
 
 
 @blp.route(f"{R}/config/cadence", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, CadencePayload)
 def get_cadence():
     """Cadência de geração de lotes e o dia em que o próximo é devido.
@@ -227,7 +227,7 @@ def get_cadence():
 
 
 @blp.route(f"{R}/config/cadence", methods=["PUT"])
-@auth_required("admin")
+@stock_auth_required("admin")
 @blp.arguments(CadencePayload)
 @blp.response(200, CadencePayload)
 @blp.alt_response(403, description="Só admin altera a cadência")
@@ -237,7 +237,7 @@ def put_cadence(body):
 
 
 @blp.route(f"{R}/metricas/kpis-dashboard", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, KpisDashboard)
 def kpis_dashboard():
     """Indicadores do painel: decisões em todos os lotes, o lote atual e os tamanhos em risco de ruptura."""
@@ -245,7 +245,7 @@ def kpis_dashboard():
 
 
 @blp.route(f"{R}/metricas/validacao", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, Validacao)
 def validacao():
     """Como as transferências executadas venderam no destino desde a execução."""
@@ -253,7 +253,7 @@ def validacao():
 
 
 @blp.route(f"{R}/metricas/efetividade-semanal", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, EfetividadeSemanal)
 def efetividade_semanal():
     """Por semana ISO (um lote cada): geradas, aprovadas, executadas, recusadas, vetadas,
@@ -262,7 +262,7 @@ def efetividade_semanal():
 
 
 @blp.route(f"{R}/metricas/aprendizado", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.response(200, Aprendizado)
 def aprendizado():
     """Aceitação por rota, marca e categoria e o fator que ela aplica ao score do próximo lote."""
@@ -270,7 +270,7 @@ def aprendizado():
 
 
 @blp.route(f"{R}/historico", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.arguments(HistoricoQuery, location="query")
 @blp.response(200, HistoricoItem(many=True))
 def historico(query):
@@ -284,7 +284,7 @@ def historico(query):
 
 
 @blp.route("/produtos/<uuid:pid>/grade", methods=["GET"])
-@auth_required()
+@stock_auth_required()
 @blp.arguments(GradeQuery, location="query")
 @blp.response(200, GradeMatrix)
 @blp.alt_response(404, description="Produto ou lote não encontrado")

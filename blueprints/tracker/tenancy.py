@@ -113,7 +113,8 @@ def list_invitations(organization_id):
 @_errors(402, 403, 404, 409)
 def invite(body, organization_id):
     """Invite an e-mail address with a role (default `member`). The person accepts it with
-    `POST /invitations/{id}/accept` once signed in with that address (registering first if needed).
+    `POST /invitations/{id}/accept` once signed in with that address (registering first if needed)
+    and once the address is proven (the link e-mailed at registration).
     402 when the members limit is already reached; 409 when already a member or invited."""
     return organizations.invite(current_user, organization_id, body["email"], body["role"])
 
@@ -131,7 +132,7 @@ def revoke_invitation(organization_id, invitation_id):
 @auth_required()
 @invitations_blp.response(200, InvitationList)
 def my_invitations():
-    """Pending invitations addressed to my e-mail."""
+    """Pending invitations addressed to my e-mail; none until the address is proven."""
     return {"invitations": organizations.my_invitations(current_user)}
 
 
@@ -141,7 +142,7 @@ def my_invitations():
 @_errors(402, 403, 404, 409)
 def accept_invitation(invitation_id):
     """Accept an invitation addressed to me and join the organization with its role.
-    402 when the organization's plan has no room for another member."""
+    403 until my address is proven (the link e-mailed at registration); 402 when the organization's plan has no room for another member."""
     return organizations.accept_invitation(current_user, invitation_id)
 
 

@@ -71,4 +71,14 @@ class MyOrganization(ma.Schema):
 class Me(RegisteredUser):
     avatar_url = fields.String(allow_none=True)
     superadmin = fields.Boolean()
+    email_verified = fields.Boolean(
+        metadata={"description": "The address was proven by following the link sent to it"}
+    )
+    pending_email = fields.Email(
+        allow_none=True, metadata={"description": "A new address waiting for its confirmation link"}
+    )
     organizations = fields.List(fields.Nested(MyOrganization), required=True)
+
+
+class VerifyEmailRequest(TrackerSchema):
+    token = fields.String(required=True, validate=validate.Length(min=1, max=200))

@@ -14,8 +14,10 @@ from sqlalchemy import exists, select
 
 from extensions import db
 from models.auth import User
+from models.base import utcnow
 from models.tracker import Membership, Organization, Workspace
 from services import auth as auth_service
+from services import identity
 from services.errors import ConflictError
 from services.tracker import plans
 
@@ -62,11 +64,22 @@ def create_workspace(organization: Organization, name: str, slug: str | None = N
 
 
 def register(name: str, email: str, password: str) -> tuple[User, str, str]:
-    """Create the account, its organization (as owner) and a default workspace; sign in."""
-    user = auth_service.create_user(email=email, password=password, name=name)
+    """Create the account, its organization (as owner) and a default workspace; sign in.
+
+    The same for a known and an unknown address: the new account's address is
+    unproven, and the e-mail goes to its owner (a confirmation link, or, for an
+    address someone already proved, a warning to that person).
+    """
+    owner = auth_service.verified_owner(email)
+    user = auth_service.create_user(email=email, password=password, name=name, verified=False)
+    user.last_seen_at = utcnow()
     organization = create_organization(name.strip(), user)
     create_workspace(organization, name.strip())
-    return user, auth_service.issue_access_token(user), auth_service.issue_refresh_token(user)
+    if owner is None:
+        identity.send_verification(user)
+    else:
+        identity.registration_attempt_on_known_address(owner)
+    return user, *auth_service.issue_tokens(user)
 
 
 def my_organizations(user: User) -> list[dict]:
@@ -97,5 +110,7 @@ def me(user: User) -> dict:
         "avatar_url": user.avatar_url,
         "created_at": user.created_at,
         "superadmin": auth_service.is_superadmin(user),
+        "email_verified": user.email_verified_at is not None,
+        "pending_email": user.pending_email,
         "organizations": my_organizations(user),
     }

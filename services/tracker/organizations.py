@@ -133,6 +133,9 @@ def revoke_invitation(user: User, organization_id: uuid.UUID, invitation_id: uui
 
 
 def my_invitations(user: User) -> list[Invitation]:
+    """Invitations to the signed-in person's address, once they proved it is theirs."""
+    if user.email_verified_at is None:
+        return []
     return list(
         db.session.scalars(
             select(Invitation)
@@ -147,6 +150,9 @@ def accept_invitation(user: User, invitation_id: uuid.UUID) -> Membership:
     invitation = db.session.get(Invitation, invitation_id)
     if invitation is None or invitation.email != user.email or invitation.accepted_at is not None:
         raise NotFoundError("Invitation not found")
+    # Anyone may register any address; only its proven owner may take what is sent to it.
+    if user.email_verified_at is None:
+        raise ForbiddenError("Confirm your e-mail address (follow the link we sent) to accept invitations")
     organization = invitation.organization
     if organization.suspended:
         raise ForbiddenError("This organization is suspended", code="ORGANIZATION_SUSPENDED")

@@ -33,6 +33,7 @@ def test_login_returns_tokens_and_the_user(client, ctx):
         "papel": "planejador",
         "lojaId": None,
         "iniciais": "AS",
+        "emailPendente": None,
     }
 
 

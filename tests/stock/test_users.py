@@ -4,24 +4,54 @@ from __future__ import annotations
 
 import uuid
 
-from tests.factories import auth_headers, make_loja, make_user
+from tests.factories import PASSWORD, auth_headers, captured_mail, link_token, make_loja, make_user
 
 ME = "/api/v1/users/me"
+LOGIN = "/api/v1/auth/login"
+VERIFY = "/tracker/api/v1/auth/verify-email"
 PREFS = "/api/v1/users/me/preferences"
 
 
-def test_update_name_and_email(client, ctx):
-    user = make_user(name="Beatriz Lima")
+def test_a_new_email_takes_effect_when_its_link_is_followed(client, ctx):
+    user = make_user(name="Beatriz Lima", email="beatriz@giro.test")
     headers = auth_headers(client, user)
-    response = client.patch(
-        ME, json={"nome": "Beatriz Lima Costa", "email": "Bia@Giro.test"}, headers=headers
-    )
+    with captured_mail() as outbox:
+        response = client.patch(
+            ME,
+            json={"nome": "Beatriz Lima Costa", "email": "Bia@Giro.test", "senhaAtual": PASSWORD},
+            headers=headers,
+        )
     assert response.status_code == 200
     body = response.get_json()
     assert body["nome"] == "Beatriz Lima Costa"
-    assert body["email"] == "bia@giro.test"
     assert body["iniciais"] == "BC"
-    assert client.get("/api/v1/auth/me", headers=headers).get_json()["email"] == "bia@giro.test"
+    # Until the link sent to the new address is followed, the account keeps the old one.
+    assert (body["email"], body["emailPendente"]) == ("beatriz@giro.test", "bia@giro.test")
+    link = next(m for m in outbox if m["To"] == "bia@giro.test")
+    assert any(m["To"] == "beatriz@giro.test" for m in outbox), "the old address is told"
+    assert client.post(LOGIN, json={"email": "bia@giro.test", "senha": PASSWORD}).status_code == 401
+
+    assert client.post(VERIFY, json={"token": link_token(link)}).status_code == 204
+    me = client.get("/api/v1/auth/me", headers=headers).get_json()
+    assert (me["email"], me["emailPendente"]) == ("bia@giro.test", None)
+    assert client.post(LOGIN, json={"email": "bia@giro.test", "senha": PASSWORD}).status_code == 200
+    # The link is single use.
+    assert client.post(VERIFY, json={"token": link_token(link)}).status_code == 400
+
+
+def test_changing_email_needs_the_current_password(client, ctx):
+    user = make_user(email="carla@giro.test")
+    headers = auth_headers(client, user)
+    with captured_mail() as outbox:
+        missing = client.patch(ME, json={"email": "outra@giro.test"}, headers=headers)
+        wrong = client.patch(
+            ME, json={"email": "outra@giro.test", "senhaAtual": "not-it-123"}, headers=headers
+        )
+    for response in (missing, wrong):
+        assert response.status_code == 403
+        assert "senha atual" in response.get_json()["detail"].lower()
+    assert outbox == []
+    assert client.get("/api/v1/auth/me", headers=headers).get_json()["emailPendente"] is None
 
 
 def test_null_or_absent_fields_change_nothing(client, ctx):
@@ -35,12 +65,20 @@ def test_null_or_absent_fields_change_nothing(client, ctx):
     assert response.get_json()["papel"] == "planejador"
 
 
-def test_email_of_another_account_is_a_conflict(client, ctx):
+def test_email_of_another_account_is_refused_only_to_whoever_opens_the_link(client, ctx):
     make_user(email="taken@giro.test")
-    user = make_user()
-    response = client.patch(ME, json={"email": "taken@giro.test"}, headers=auth_headers(client, user))
-    assert response.status_code == 409
-    assert isinstance(response.get_json()["detail"], str)
+    user = make_user(email="mine@giro.test")
+    headers = auth_headers(client, user)
+    with captured_mail() as outbox:
+        response = client.patch(
+            ME, json={"email": "taken@giro.test", "senhaAtual": PASSWORD}, headers=headers
+        )
+    # The answer does not tell whether the address has an account.
+    assert response.status_code == 200
+    link = next(m for m in outbox if m["To"] == "taken@giro.test")
+    followed = client.post(VERIFY, json={"token": link_token(link)})
+    assert followed.status_code == 409
+    assert client.get("/api/v1/auth/me", headers=headers).get_json()["email"] == "mine@giro.test"
 
 
 def test_nobody_raises_their_own_papel(client, ctx):

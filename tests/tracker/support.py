@@ -6,6 +6,7 @@ import itertools
 from dataclasses import dataclass
 
 from tests.conftest import SUPERADMIN_EMAIL
+from tests.factories import captured_mail, link_token
 
 API = "/tracker/api/v1"
 PASSWORD = "correct-horse-42"
@@ -29,14 +30,24 @@ class Tenant:
 
 
 def register(
-    client, *, name: str | None = None, email: str | None = None, password: str = PASSWORD
+    client,
+    *,
+    name: str | None = None,
+    email: str | None = None,
+    password: str = PASSWORD,
+    verify: bool = True,
 ) -> Tenant:
+    """Register through the API and, unless ``verify`` is false, follow the e-mailed link."""
     n = next(_seq)
     email = email or f"person{n}@tracker.test"
-    response = client.post(
-        f"{API}/auth/register", json={"name": name or f"Pessoa {n}", "email": email, "password": password}
-    )
+    with captured_mail() as outbox:
+        response = client.post(
+            f"{API}/auth/register", json={"name": name or f"Pessoa {n}", "email": email, "password": password}
+        )
     assert response.status_code == 201, response.get_json()
+    if verify:
+        verified = client.post(f"{API}/auth/verify-email", json={"token": link_token(outbox[-1])})
+        assert verified.status_code == 204, verified.get_json()
     body = response.get_json()
     headers = {"Authorization": f"Bearer {body['access_token']}"}
     me = client.get(f"{API}/auth/me", headers=headers).get_json()

@@ -6,8 +6,9 @@ from datetime import timedelta
 
 from flask_jwt_extended import create_access_token, create_refresh_token
 
+from tests.conftest import SUPERADMIN_EMAIL
 from tests.factories import PASSWORD as STOCK_PASSWORD
-from tests.factories import make_user
+from tests.factories import captured_mail, link_token, make_user
 from tests.tracker.support import API, PASSWORD, assert_error, register, superadmin
 
 
@@ -58,12 +59,33 @@ def test_register_refuses_bad_fields_with_details(client):
     assert_error(response, 400, "VALIDATION_ERROR")
 
 
-def test_register_with_an_existing_email_is_a_conflict(client):
-    register(client, email="dup@tracker.test")
-    response = client.post(
-        f"{API}/auth/register", json={"name": "Other", "email": "DUP@tracker.test", "password": PASSWORD}
+def test_register_answers_alike_for_a_known_and_an_unknown_address(client):
+    owner = register(client, email="dup@tracker.test")
+    with captured_mail() as outbox:
+        known = client.post(
+            f"{API}/auth/register",
+            json={"name": "Other", "email": "DUP@tracker.test", "password": "other-pass-9"},
+        )
+        unknown = client.post(
+            f"{API}/auth/register",
+            json={"name": "Other", "email": "new@tracker.test", "password": "other-pass-9"},
+        )
+    assert known.status_code == unknown.status_code == 201
+    assert set(known.get_json()) == set(unknown.get_json())
+    assert set(known.get_json()["user"]) == set(unknown.get_json()["user"])
+    assert known.get_json()["user"]["email"] == "dup@tracker.test"
+    # The owner hears of it; the newcomer gets no link for an address someone proved.
+    assert [(m["To"], "token=" in m.get_content()) for m in outbox] == [
+        ("dup@tracker.test", False),
+        ("new@tracker.test", True),
+    ]
+    # The address still signs in to its owner, and only with the owner's password.
+    login = client.post(f"{API}/auth/login", json={"email": "dup@tracker.test", "password": PASSWORD})
+    assert login.get_json()["user"]["id"] == owner.user_id
+    intruder = client.post(
+        f"{API}/auth/login", json={"email": "dup@tracker.test", "password": "other-pass-9"}
     )
-    assert_error(response, 409, "CONFLICT")
+    assert_error(intruder, 401, "INVALID_CREDENTIALS")
 
 
 def test_login_returns_the_user_and_a_token_pair(client):
@@ -161,10 +183,26 @@ def test_me_needs_a_valid_bearer_token(client):
     assert_error(client.get(f"{API}/auth/me", headers={"Authorization": "Bearer nope"}), 401, "UNAUTHORIZED")
 
 
-def test_superadmin_email_makes_a_superadmin(client):
-    root = superadmin(client)
-    assert client.get(f"{API}/auth/me", headers=root.headers).get_json()["superadmin"] is True
-    assert client.get(f"{API}/admin/stats", headers=root.headers).status_code == 200
+def test_superadmin_email_makes_a_superadmin_once_the_address_is_proven(client):
+    with captured_mail() as outbox:
+        claimed = register(client, name="Root", email=SUPERADMIN_EMAIL, verify=False)
+    assert client.get(f"{API}/auth/me", headers=claimed.headers).get_json()["superadmin"] is False
+    assert_error(client.get(f"{API}/admin/users", headers=claimed.headers), 403, "FORBIDDEN")
+
+    assert client.post(f"{API}/auth/verify-email", json={"token": link_token(outbox[-1])}).status_code == 204
+    me = client.get(f"{API}/auth/me", headers=claimed.headers).get_json()
+    assert me["superadmin"] is True and me["email_verified"] is True
+    assert client.get(f"{API}/admin/stats", headers=claimed.headers).status_code == 200
+
+
+def test_the_superadmin_address_cannot_be_taken_once_proven(client):
+    superadmin(client)
+    with captured_mail() as outbox:
+        late = register(client, name="Late", email=SUPERADMIN_EMAIL, verify=False)
+    # No link is sent for an address someone proved, and nothing grants it.
+    assert all("token=" not in m.get_content() for m in outbox)
+    assert client.get(f"{API}/auth/me", headers=late.headers).get_json()["superadmin"] is False
+    assert_error(client.get(f"{API}/admin/stats", headers=late.headers), 403, "FORBIDDEN")
 
 
 def test_an_account_of_the_stock_service_signs_in_here(client, ctx):
@@ -179,10 +217,16 @@ def test_an_account_of_the_stock_service_signs_in_here(client, ctx):
     assert client.get("/api/v1/auth/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
 
 
-def test_an_account_registered_here_signs_in_to_the_stock_service(client):
-    register(client, email="both@tracker.test")
+def test_an_account_registered_here_has_no_stock_access(client):
+    tenant = register(client, email="both@tracker.test")
     response = client.post("/api/v1/auth/login", json={"email": "both@tracker.test", "senha": PASSWORD})
-    assert response.status_code == 200
+    assert response.status_code == 403
+    assert "acesso ao remanejamento" in response.get_json()["detail"]
     # Same person, same password: the stock login also knows the wrong one.
     wrong = client.post("/api/v1/auth/login", json={"email": "both@tracker.test", "senha": "wrong-password"})
     assert wrong.status_code == 401
+    # Its tracker token reaches nothing of the stock service either.
+    for path in ("/api/v1/auth/me", "/api/v1/lojas", "/api/v1/remanejamento/lotes"):
+        denied = client.get(path, headers=tenant.headers)
+        assert denied.status_code == 403, path
+        assert "acesso ao remanejamento" in denied.get_json()["detail"]

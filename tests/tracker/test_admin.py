@@ -119,9 +119,9 @@ def test_ban_blocks_login_live_tokens_and_refresh(client):
     assert_error(client.get(f"{API}/auth/me", headers=user.headers), 403, "USER_BANNED")
     login = client.post(f"{API}/auth/login", json={"email": user.email, "password": PASSWORD})
     assert_error(login, 403, "USER_BANNED")
-    # Banning revoked the refresh tokens too.
+    # Banning revoked the refresh tokens too, and refreshing says why.
     refresh = client.post(f"{API}/auth/refresh", json={"refresh_token": user.refresh_token})
-    assert_error(refresh, 401, "INVALID_TOKEN")
+    assert_error(refresh, 403, "USER_BANNED")
 
     client.patch(f"{API}/admin/users/{user.user_id}", json={"banned": False}, headers=root.headers)
     assert (

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from datetime import UTC, datetime
 
 import flask_migrate
-import pytest
 import sqlalchemy as sa
-from sqlalchemy.engine import make_url
 
 from app import create_app
-from config import normalize_database_url
 from extensions import db
 from models.tracker import Issue, IssueTitleTerm, TitleTerm
 from services.tracker import search
@@ -71,24 +67,6 @@ T = {
         ],
     }.items()
 }
-
-
-@pytest.fixture
-def fresh_database_url(tmp_path):
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
-        yield f"sqlite:///{tmp_path / 'migration.db'}"
-        return
-    url = make_url(normalize_database_url(base))
-    name = f"{url.database}_migration"
-    admin = sa.create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    yield url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 def test_existing_titles_become_searchable(fresh_database_url):

@@ -1,0 +1,53 @@
+"""Access tokens ended before their expiry (logout), until they would have expired.
+
+With ``REDIS_URL`` the entries live in Redis (one key per token, expiring with
+it), shared by every worker and host; without it, in the database table
+``revoked_access_tokens``. Either way every worker refuses the token at once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import cache
+
+import redis
+from flask import current_app
+from sqlalchemy import delete, select
+
+from extensions import db
+from models.auth import RevokedAccessToken
+from models.base import utcnow
+
+_PREFIX = "giro:revoked-access:"
+
+
+@cache
+def _redis(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+
+
+def _client() -> redis.Redis | None:
+    url = current_app.config.get("REDIS_URL")
+    return _redis(url) if url else None
+
+
+def deny(jti: str, expires_at: datetime) -> None:
+    ttl = int((expires_at - utcnow()).total_seconds()) + 1
+    if ttl <= 0:
+        return
+    client = _client()
+    if client is not None:
+        client.set(_PREFIX + jti, b"1", ex=ttl)
+        return
+    if db.session.get(RevokedAccessToken, jti) is None:
+        db.session.add(RevokedAccessToken(jti=jti, expires_at=expires_at))
+    # Entries past their token's expiry protect nothing: drop them as new ones arrive.
+    db.session.execute(delete(RevokedAccessToken).where(RevokedAccessToken.expires_at <= utcnow()))
+    db.session.flush()
+
+
+def is_denied(jti: str) -> bool:
+    client = _client()
+    if client is not None:
+        return bool(client.exists(_PREFIX + jti))
+    return db.session.scalar(select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == jti)) is not None
