@@ -202,3 +202,14 @@ def link_token(message) -> str:
     found = re.search(r"[?&]token=([\w-]+)", message.get_content())
     assert found, message.get_content()
     return found.group(1)
+
+
+def register_verified(name: str, email: str, password: str):
+    """A tracker registration whose owner followed the confirmation link."""
+    from models.base import utcnow
+    from services.tracker import accounts
+
+    user, access, refresh = accounts.register(name, email, password)
+    user.email_verified_at = utcnow()
+    db.session.flush()
+    return user, access, refresh

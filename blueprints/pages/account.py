@@ -125,6 +125,7 @@ def profile():
 
 @blp.route("/perfil/confirmar-email", methods=["POST"])
 @page_login_required()
+@reset_throttle
 def resend_verification():
     identity.resend_verification(current_user)
     return render_page(

@@ -8,15 +8,15 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot, sign_in
 from tests.conftest import SUPERADMIN_EMAIL
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, register_verified
 
 
 def _platform() -> dict:
-    from services.tracker import accounts, issues, workspaces
+    from services.tracker import issues, workspaces
 
-    accounts.register("Raiz Admin", SUPERADMIN_EMAIL, PASSWORD)
-    user, _access, _refresh = accounts.register("Beto Banido", "beto@tracker.test", PASSWORD)
-    accounts.register("Ana Ativa", "ana@tracker.test", PASSWORD)
+    register_verified("Raiz Admin", SUPERADMIN_EMAIL, PASSWORD)
+    user, _access, _refresh = register_verified("Beto Banido", "beto@tracker.test", PASSWORD)
+    register_verified("Ana Ativa", "ana@tracker.test", PASSWORD)
     slug = workspaces.list_workspaces(user)[0].slug
     project = workspaces.create_project(user, slug, {"name": "Vitrines", "key": "VIT"})
     for title in ("Montar vitrine de inverno", "Trocar manequins", "Etiquetas de preço"):
@@ -27,7 +27,7 @@ def _platform() -> dict:
 def test_an_admin_bans_a_user_who_then_cannot_sign_in(page, committed):
     data = committed(_platform)
     sign_in(page, SUPERADMIN_EMAIL, PASSWORD)
-    page.get_by_role("link", name="Admin").click()
+    page.get_by_role("link", name="Admin").first.click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Administração")
     expect(page.get_by_role("table")).to_contain_text("Organizações no plano Free")
     expect(page.locator("canvas#chart-plans")).to_be_visible()

@@ -7,21 +7,21 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot, sign_in
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, register_verified
 
 API = "/tracker/api/v1"
 
 
 def _team() -> dict:
     """Two organizations: Olga's, with a project, issues and a member, and Bruno's."""
-    from services.tracker import accounts, issues, organizations, workspaces
+    from services.tracker import issues, organizations, workspaces
 
-    owner, _access, _refresh = accounts.register("Olga Dona", "olga@tracker.test", PASSWORD)
-    other, _access, _refresh = accounts.register("Bruno Fora", "bruno@tracker.test", PASSWORD)
+    owner, _access, _refresh = register_verified("Olga Dona", "olga@tracker.test", PASSWORD)
+    other, _access, _refresh = register_verified("Bruno Fora", "bruno@tracker.test", PASSWORD)
     slug = workspaces.list_workspaces(owner)[0].slug
     org_id = workspaces.list_workspaces(owner)[0].organization_id
     invitation = organizations.invite(owner, org_id, "carla@tracker.test", "member")
-    member, _access, _refresh = accounts.register("Carla Membro", "carla@tracker.test", PASSWORD)
+    member, _access, _refresh = register_verified("Carla Membro", "carla@tracker.test", PASSWORD)
     organizations.accept_invitation(member, invitation.id)
     project = workspaces.create_project(
         owner, slug, {"name": "Loja Virtual", "key": "WEB", "description": "Site e app da rede"}
@@ -268,9 +268,8 @@ def test_owner_invites_changes_a_role_and_the_invitee_accepts(page, committed):
     screenshot(page, "tracker-people")
 
     def dani():
-        from services.tracker import accounts
 
-        accounts.register("Dani Nova", "dani@tracker.test", PASSWORD)
+        register_verified("Dani Nova", "dani@tracker.test", PASSWORD)
 
     committed(dani)
     page.locator("header").get_by_role("button", name="Sair").click()
