@@ -31,7 +31,9 @@ blp = Blueprint("tracker_auth", __name__, url_prefix="/auth", description="Accou
 def register(body):
     """Create an account with its own organization (as `owner`, on the `free` plan) and a default workspace.
 
-    The account is the same one the remanejamento service signs in with.
+    The account is the same one the remanejamento service signs in with. The organization's
+    and the workspace's slugs come from the name, with a suffix (`-2`, `-3`, ...) when it is
+    taken, also by a registration made at the same moment: a name never makes it fail.
     """
     user, access, refresh = accounts.register(body["name"], body["email"], body["password"])
     return {"user": user, "access_token": access, "refresh_token": refresh}
