@@ -83,11 +83,11 @@ def violated_constraint(exc: IntegrityError) -> str | None:
     match = _SQLITE_UNIQUE.match(str(orig))
     if match is None:
         return None
-    qualified = [name.strip().split(".", 1) for name in match.group(1).split(",")]
-    tables = {table for table, _ in qualified}
-    if len(tables) != 1:
+    # "table.column, table.column"; an index on expressions is named instead ("index 'ix'").
+    qualified = [name.strip().split(".") for name in match.group(1).split(",")]
+    if any(len(parts) != 2 for parts in qualified) or len({table for table, _ in qualified}) != 1:
         return None
-    return _constraints_by_columns().get((tables.pop(), tuple(column for _, column in qualified)))
+    return _constraints_by_columns().get((qualified[0][0], tuple(column for _, column in qualified)))
 
 
 @contextmanager
