@@ -24,6 +24,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     Uuid,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -95,7 +96,18 @@ class Invitation(UUIDPrimaryKey, CreatedAt, db.Model):
     """An invitation of an e-mail address to an organization, accepted by that account."""
 
     __tablename__ = "invitations"
-    __table_args__ = (Index("ix_invitations_email", "email"),)
+    __table_args__ = (
+        Index("ix_invitations_email", "email"),
+        # One pending invitation per organization and address, even when two are sent at once.
+        Index(
+            "uq_invitations_pending_organization_id_email",
+            "organization_id",
+            "email",
+            unique=True,
+            postgresql_where=text("accepted_at IS NULL"),
+            sqlite_where=text("accepted_at IS NULL"),
+        ),
+    )
 
     organization_id: Mapped[uuid.UUID] = mapped_column(
         Uuid, ForeignKey("organizations.id", ondelete="CASCADE"), index=True

@@ -14,12 +14,12 @@ import secrets
 
 from flask import current_app
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from extensions import db
 from models.auth import EmailVerification, User
 from models.base import utcnow
 from services import auth as auth_service
+from services import unique
 from services.errors import ConflictError, DomainError, ForbiddenError
 from services.mail import send_mail
 
@@ -88,14 +88,11 @@ def verify_email(token: str) -> User:
     if record.email != user.email and record.email != user.pending_email:
         # A later change replaced the address this link was sent for.
         raise DomainError("Link de confirmação inválido ou expirado", "INVALID_TOKEN", 400)
-    try:
-        with db.session.begin_nested():
-            user.email = record.email
-            user.email_verified_at = now
-            user.pending_email = None
-    except IntegrityError:
-        # Another account proved the same address at the same moment.
-        raise ConflictError("Este e-mail já pertence a outra conta", field="email") from None
+    # Another account may prove the same address at the same moment: one wins, one gets 409.
+    with unique.or_conflict():
+        user.email = record.email
+        user.email_verified_at = now
+        user.pending_email = None
     return user
 
 

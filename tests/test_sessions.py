@@ -25,7 +25,9 @@ def _logout_ends_every_token_of_the_login(client):
     assert _me(client, first["accessToken"]) == _me(client, rotated["accessToken"]) == 200
 
     # Logout needs no credential: the refresh token names the login to end.
-    assert client.post(f"{STOCK}/auth/logout", json={"refreshToken": rotated["refreshToken"]}).status_code == 204
+    assert (
+        client.post(f"{STOCK}/auth/logout", json={"refreshToken": rotated["refreshToken"]}).status_code == 204
+    )
     assert _me(client, first["accessToken"]) == _me(client, rotated["accessToken"]) == 401
     assert client.get(f"{TRACKER}/auth/me", headers=bearer(rotated["accessToken"])).status_code == 401
     # Another login of the same person is another session.
@@ -88,13 +90,20 @@ def test_one_failed_sign_in_budget_across_both_apis_and_the_login_page(client, c
     user = make_user(email="dora@giro.test")
     wrong = "not-the-password"
     for _ in range(4):
-        assert client.post(f"{STOCK}/auth/login", json={"email": user.email, "senha": wrong}).status_code == 401
+        assert (
+            client.post(f"{STOCK}/auth/login", json={"email": user.email, "senha": wrong}).status_code == 401
+        )
     for _ in range(3):
         response = client.post(f"{TRACKER}/auth/login", json={"email": user.email, "password": wrong})
         assert response.status_code == 401
     for _ in range(3):
         assert client.post("/login", data={"email": user.email, "senha": wrong}).status_code == 401
     # Ten failures in all: every door is closed now, even to the right password.
-    assert client.post(f"{STOCK}/auth/login", json={"email": user.email, "senha": PASSWORD}).status_code == 429
-    assert client.post(f"{TRACKER}/auth/login", json={"email": user.email, "password": PASSWORD}).status_code == 429
+    assert (
+        client.post(f"{STOCK}/auth/login", json={"email": user.email, "senha": PASSWORD}).status_code == 429
+    )
+    assert (
+        client.post(f"{TRACKER}/auth/login", json={"email": user.email, "password": PASSWORD}).status_code
+        == 429
+    )
     assert client.post("/login", data={"email": user.email, "senha": PASSWORD}).status_code == 429

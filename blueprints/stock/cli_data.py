@@ -22,7 +22,8 @@ import_cli = Blueprint("import_data", __name__, cli_group="import")
 demo_cli = Blueprint("demo", __name__, cli_group="demo")
 import_cli.cli.help = (
     "Import the retailer's data from UTF-8 CSV files with a header row. Each file is checked in full "
-    "first: one bad row rejects it with its line number and nothing is written."
+    "first: one bad row rejects it with its line number and nothing is written. Imports run one at a "
+    "time: one started while another runs waits for it to finish."
 )
 demo_cli.cli.help = "The demo network."
 

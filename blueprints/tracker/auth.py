@@ -41,6 +41,10 @@ def register(body):
 
     The account is the same one the remanejamento service signs in with, but it
     has no access there until a stock admin grants a role.
+
+    The organization's and the workspace's slugs come from the name, with a suffix (`-2`,
+    `-3`, ...) when it is taken, also by a registration made at the same moment: a name
+    never makes it fail.
     """
     user, access, refresh = accounts.register(body["name"], body["email"], body["password"])
     return {"user": user, "access_token": access, "refresh_token": refresh}

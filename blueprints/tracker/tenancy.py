@@ -115,7 +115,8 @@ def invite(body, organization_id):
     """Invite an e-mail address with a role (default `member`). The person accepts it with
     `POST /invitations/{id}/accept` once signed in with that address (registering first if needed)
     and once the address is proven (the link e-mailed at registration).
-    402 when the members limit is already reached; 409 when already a member or invited."""
+    402 when the members limit is already reached; 409 when already a member or invited: an
+    address has at most one pending invitation per organization, even when two are sent at once."""
     return organizations.invite(current_user, organization_id, body["email"], body["role"])
 
 
@@ -142,7 +143,9 @@ def my_invitations():
 @_errors(402, 403, 404, 409)
 def accept_invitation(invitation_id):
     """Accept an invitation addressed to me and join the organization with its role.
-    403 until my address is proven (the link e-mailed at registration); 402 when the organization's plan has no room for another member."""
+    403 until my address is proven (the link e-mailed at registration); 402 when the
+    organization's plan has no room for another member. An invitation already accepted
+    answers 404, also to a second accept sent at the same moment."""
     return organizations.accept_invitation(current_user, invitation_id)
 
 
@@ -161,7 +164,8 @@ def list_workspaces():
 @_errors(403, 404, 409)
 def create_workspace(body):
     """Create a workspace in one of my organizations (owners and admins). The slug is unique
-    platform-wide: derived from the name when absent, 409 when a given one is taken."""
+    platform-wide: derived from the name when absent (with a suffix when taken), 409 when a
+    given one is taken, also by a request made at the same moment."""
     return workspaces.create_workspace(current_user, body["organization_id"], body["name"], body.get("slug"))
 
 

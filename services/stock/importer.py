@@ -16,6 +16,10 @@ session's own transaction: ``COPY`` into a temporary table followed by
 PostgreSQL, ``executemany`` in large chunks on SQLite. Only rows that differ
 are written, so an idempotent re-import is cheap. Services never commit; the
 caller commits once.
+
+Imports run one at a time: a second import waits until the first commits and
+then reads what it wrote, so two imports of the same new rows both succeed (the
+second finds them stored) instead of the second failing on a unique key.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select, text
 
 from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, Venda
@@ -57,6 +61,8 @@ _COPY_CHUNK = 50_000
 _SQLITE_CACHE_KIB = 256 * 1024
 # Report parsing progress every this many bytes.
 _PROGRESS_STEP = 1 << 20
+# PostgreSQL advisory lock held by an import until its transaction ends ("giro-imp").
+IMPORT_LOCK_KEY = int.from_bytes(b"giro-imp", "big")
 
 Progress = Callable[[int], None]
 Rows = Iterable[tuple[int, Sequence[str]]]
@@ -663,10 +669,22 @@ _IMPORTERS: dict[str, Callable[[Rows, ImportSummary], None]] = {
 # --------------------------------------------------------------------------- entry points
 
 
+def _one_import_at_a_time() -> None:
+    """Wait for any other import to commit, before this one reads anything."""
+    if _is_postgres():
+        db.session.execute(select(func.pg_advisory_xact_lock(IMPORT_LOCK_KEY)))
+    else:
+        # SQLite has one writer at a time. A write that changes nothing takes that lock
+        # now, so a second import waits for it (busy timeout) instead of failing later,
+        # when its reading transaction would have to become a writer.
+        db.session.execute(text("DELETE FROM campanhas WHERE 0 = 1"))
+
+
 def import_records(kind: str, records: Rows) -> ImportSummary:
     """Validate and write (line number, fields in ``COLUMNS[kind]`` order) records; flushes, never commits."""
     if kind not in _IMPORTERS:
         raise ValueError(f"unknown import kind {kind!r}; expected one of {', '.join(KINDS)}")
+    _one_import_at_a_time()
     summary = ImportSummary(kind=kind)
     started = time.perf_counter()
     _IMPORTERS[kind](records, summary)

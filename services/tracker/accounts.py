@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import secrets
 import unicodedata
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from sqlalchemy import exists, select
 
@@ -17,11 +19,11 @@ from models.auth import User
 from models.base import utcnow
 from models.tracker import Membership, Organization, Workspace
 from services import auth as auth_service
-from services import identity
-from services.errors import ConflictError
+from services import identity, unique
 from services.tracker import plans
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
+T = TypeVar("T")
 
 
 def slugify(text: str, *, max_length: int = 60) -> str:
@@ -31,35 +33,70 @@ def slugify(text: str, *, max_length: int = 60) -> str:
     return slug or "workspace"
 
 
-def unique_slug(model, base: str) -> str:
-    """``base``, or ``base-2``, ``base-3``... (then a random suffix) not yet used by ``model``."""
+# Random suffixes tried once ``base``..``base-11`` are taken; 32 bits each, so
+# running out means something other than a taken slug is wrong.
+RANDOM_SLUG_TRIES = 8
+
+
+def _slug_candidates(model, base: str) -> Iterator[str]:
+    """``base``, ``base-2`` ... ``base-11`` not yet used by ``model``, then random suffixes.
+
+    Lazy: each candidate is looked up just before it is tried, so a retry sees the
+    slugs that racing transactions committed meanwhile.
+    """
     base = slugify(base)
-    candidates = [base] + [f"{base}-{n}" for n in range(2, 12)]
-    for candidate in candidates:
+    for candidate in [base] + [f"{base}-{n}" for n in range(2, 12)]:
         if not db.session.scalar(select(exists().where(model.slug == candidate))):
-            return candidate
-    return f"{base}-{secrets.token_hex(4)}"
+            yield candidate
+    for _ in range(RANDOM_SLUG_TRIES):
+        yield f"{base}-{secrets.token_hex(4)}"
+
+
+def _insert_with_free_slug(model, constraint: str, base: str, build: Callable[[str], T]) -> T:
+    """Insert ``build(slug)`` with the first free slug derived from ``base``.
+
+    Two requests can pick the same free slug at once; ``constraint`` refuses the
+    second, whose SAVEPOINT then rolls back, and it tries the next candidate.
+    """
+    for slug in _slug_candidates(model, base):
+        row = build(slug)
+        try:
+            with unique.or_conflict():
+                db.session.add(row)
+        except unique.DuplicateError as exc:
+            if exc.constraint != constraint:
+                raise
+            continue
+        return row
+    raise unique.conflict(constraint)
 
 
 def create_organization(name: str, owner: User, plan_id: str = plans.DEFAULT_PLAN) -> Organization:
-    organization = Organization(name=name, slug=unique_slug(Organization, name), suspended=False)
-    plans.assign_plan(organization, plan_id)
-    db.session.add(organization)
-    db.session.flush()
+    def build(slug: str) -> Organization:
+        organization = Organization(name=name, slug=slug, suspended=False)
+        plans.assign_plan(organization, plan_id)
+        return organization
+
+    organization = _insert_with_free_slug(Organization, "uq_organizations_slug", name, build)
     db.session.add(Membership(organization_id=organization.id, user_id=owner.id, role="owner"))
     db.session.flush()
     return organization
 
 
 def create_workspace(organization: Organization, name: str, slug: str | None = None) -> Workspace:
-    if slug is not None:
-        if db.session.scalar(select(exists().where(Workspace.slug == slug))):
-            raise ConflictError("A workspace with this slug already exists", field="slug")
-    else:
-        slug = unique_slug(Workspace, name)
+    """A workspace with ``slug`` (409 when taken), or one derived from ``name`` and made unique."""
+    if slug is None:
+        return _insert_with_free_slug(
+            Workspace,
+            "uq_workspaces_slug",
+            name,
+            lambda free: Workspace(organization_id=organization.id, name=name, slug=free),
+        )
+    if db.session.scalar(select(exists().where(Workspace.slug == slug))):
+        raise unique.conflict("uq_workspaces_slug")
     workspace = Workspace(organization_id=organization.id, name=name, slug=slug)
-    db.session.add(workspace)
-    db.session.flush()
+    with unique.or_conflict():
+        db.session.add(workspace)
     return workspace
 
 

@@ -17,6 +17,7 @@ from extensions import db
 from models.auth import User
 from models.base import utcnow
 from models.tracker import Invitation, Membership, Organization
+from services import unique
 from services.auth import normalize_email
 from services.errors import ConflictError, ForbiddenError, NotFoundError
 from services.tracker import plans
@@ -104,11 +105,12 @@ def invite(user: User, organization_id: uuid.UUID, email: str, role: str) -> Inv
         )
     )
     if pending is not None:
-        raise ConflictError("This address already has a pending invitation", field="email")
+        raise unique.conflict("uq_invitations_pending_organization_id_email")
     plans.ensure_within_limit(access.organization, "members")
     invitation = Invitation(organization_id=organization_id, email=email, role=role, invited_by_id=user.id)
-    db.session.add(invitation)
-    db.session.flush()
+    # A partial unique index keeps one pending invitation per organization and address.
+    with unique.or_conflict():
+        db.session.add(invitation)
     return invitation
 
 
@@ -147,7 +149,14 @@ def my_invitations(user: User) -> list[Invitation]:
 
 def accept_invitation(user: User, invitation_id: uuid.UUID) -> Membership:
     """Join the organization; an invitation addressed to someone else is 404."""
-    invitation = db.session.get(Invitation, invitation_id)
+    # Locked: the same invitation accepted twice at once is accepted once; the other
+    # request then finds it accepted (404), as it would a moment later.
+    invitation = db.session.scalar(
+        select(Invitation)
+        .where(Invitation.id == invitation_id)
+        .with_for_update(of=Invitation)
+        .execution_options(populate_existing=True)
+    )
     if invitation is None or invitation.email != user.email or invitation.accepted_at is not None:
         raise NotFoundError("Invitation not found")
     # Anyone may register any address; only its proven owner may take what is sent to it.
@@ -157,10 +166,10 @@ def accept_invitation(user: User, invitation_id: uuid.UUID) -> Membership:
     if organization.suspended:
         raise ForbiddenError("This organization is suspended", code="ORGANIZATION_SUSPENDED")
     if db.session.get(Membership, (organization.id, user.id)) is not None:
-        raise ConflictError("You are already a member of this organization")
+        raise unique.conflict("pk_memberships")
     plans.ensure_within_limit(organization, "members")
-    invitation.accepted_at = utcnow()
     membership = Membership(organization_id=organization.id, user_id=user.id, role=invitation.role)
-    db.session.add(membership)
-    db.session.flush()
+    with unique.or_conflict():
+        invitation.accepted_at = utcnow()
+        db.session.add(membership)
     return membership

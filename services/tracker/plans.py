@@ -19,7 +19,8 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from extensions import db
 from models.tracker import FEATURE_NAMES, LIMIT_NAMES, Issue, Membership, Organization, Plan, Project
-from services.errors import ConflictError, FieldError, NotFoundError, PlanLimitError, ValidationFailed
+from services import unique
+from services.errors import FieldError, NotFoundError, PlanLimitError, ValidationFailed
 
 DEFAULT_PLAN = "free"
 
@@ -52,7 +53,7 @@ def get_plan(plan_id: str) -> Plan:
 
 def create_plan(data: dict) -> Plan:
     if db.session.get(Plan, data["id"]) is not None:
-        raise ConflictError("A plan with this id already exists")
+        raise unique.conflict("pk_plans")
     plan = Plan(
         id=data["id"],
         name=data["name"],
@@ -60,8 +61,8 @@ def create_plan(data: dict) -> Plan:
         limits={name: data["limits"][name] for name in LIMIT_NAMES},
         features={name: data["features"].get(name, False) for name in FEATURE_NAMES},
     )
-    db.session.add(plan)
-    db.session.flush()
+    with unique.or_conflict():
+        db.session.add(plan)
     return plan
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import delete, or_, select
 from extensions import db
 from models.auth import User
 from models.tracker import INVERSE_RELATION, Issue, IssueRelation
+from services import unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
 from services.tracker.access import WRITE
 from services.tracker.issues import find_issue
@@ -62,7 +63,7 @@ def create_relation(
         )
     )
     if existing is not None:
-        raise ConflictError("These issues are already related")
+        raise unique.conflict("uq_issue_relations_issue_id_related")
     if relation_type in ("blocks", "is_blocked_by"):
         blocker, blocked = (issue.id, related.id) if relation_type == "blocks" else (related.id, issue.id)
         if _blocks_path(blocked, blocker):
@@ -74,8 +75,11 @@ def create_relation(
     inverse = IssueRelation(
         issue_id=related.id, related_issue_id=issue.id, type=INVERSE_RELATION[relation_type], pair_id=pair_id
     )
-    db.session.add_all([relation, inverse])
-    db.session.flush()
+    # Both rows are inserted lower issue id first, from either side: two requests relating
+    # the same issues from both ends then queue on the first row instead of deadlocking,
+    # and the unique key refuses the later one (409).
+    with unique.or_conflict():
+        db.session.add_all(sorted([relation, inverse], key=lambda row: row.issue_id))
     return relation
 
 

@@ -23,11 +23,11 @@ import unicodedata
 import uuid
 
 from sqlalchemy import and_, delete, distinct, false, func, insert, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import ColumnElement
 
 from extensions import db
 from models.tracker import Issue, IssueTitleTerm, TitleTerm
+from services import unique
 
 # Words are indexed up to this many characters (after normalising): a longer
 # "word" is a pasted blob, and btree entries have a size limit.
@@ -63,14 +63,6 @@ def query_words(q: str) -> list[str]:
     return kept
 
 
-_UPSERTING_INSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
-
-
-def _insert(table):
-    """An INSERT with ON CONFLICT, in the dialect of the two supported engines."""
-    return _UPSERTING_INSERT[db.session.get_bind().dialect.name](table)
-
-
 def index_title(issue: Issue) -> None:
     """(Re)write what search knows of an issue's title; part of the caller's transaction."""
     issue.search_text = searchable(issue.title)
@@ -81,7 +73,7 @@ def index_title(issue: Issue) -> None:
         return
     # Concurrent creates may add the same new word: the unique key settles it.
     db.session.execute(
-        _insert(TitleTerm)
+        unique.insert(TitleTerm)
         .values([{"project_id": issue.project_id, "term": term} for term in sorted(terms)])
         .on_conflict_do_nothing(index_elements=["project_id", "term"])
     )

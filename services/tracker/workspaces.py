@@ -9,6 +9,7 @@ from sqlalchemy import exists, func, select
 from extensions import db
 from models.auth import User
 from models.tracker import Issue, Label, Membership, Project, Status, Workspace
+from services import unique
 from services.errors import ConflictError, NotFoundError
 from services.tracker import accounts, plans
 from services.tracker.access import MANAGE, READ, organization_access, project_access, workspace_access
@@ -52,11 +53,12 @@ def apply_workspace_changes(workspace: Workspace, changes: dict) -> Workspace:
     if "slug" in changes and changes["slug"] != workspace.slug:
         taken = db.session.scalar(select(exists().where(Workspace.slug == changes["slug"])))
         if taken:
-            raise ConflictError("A workspace with this slug already exists", field="slug")
-        workspace.slug = changes["slug"]
-    if "name" in changes:
-        workspace.name = changes["name"]
-    db.session.flush()
+            raise unique.conflict("uq_workspaces_slug")
+    with unique.or_conflict():
+        if "slug" in changes:
+            workspace.slug = changes["slug"]
+        if "name" in changes:
+            workspace.name = changes["name"]
     return workspace
 
 
@@ -76,7 +78,7 @@ def create_project(user: User, slug: str, data: dict) -> Project:
     if db.session.scalar(
         select(exists().where(Project.workspace_id == workspace.id, Project.key == data["key"]))
     ):
-        raise ConflictError("A project with this key already exists in the workspace", field="key")
+        raise unique.conflict("uq_projects_workspace_id_key")
     plans.ensure_within_limit(access.organization, "projects")
     project = Project(
         workspace_id=workspace.id,
@@ -86,8 +88,8 @@ def create_project(user: User, slug: str, data: dict) -> Project:
         description=data.get("description"),
         issue_counter=0,
     )
-    db.session.add(project)
-    db.session.flush()
+    with unique.or_conflict():
+        db.session.add(project)
     for position, (name, color, category) in enumerate(DEFAULT_STATUSES):
         db.session.add(
             Status(project_id=project.id, name=name, color=color, category=category, position=position)
@@ -213,10 +215,10 @@ def list_labels(user: User, slug: str, project_id: uuid.UUID) -> list[Label]:
 def create_label(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Label:
     project, _ = project_access(user, slug, project_id, MANAGE)
     if db.session.scalar(select(exists().where(Label.project_id == project.id, Label.name == data["name"]))):
-        raise ConflictError("A label with this name already exists in the project", field="name")
+        raise unique.conflict("uq_labels_project_id_name")
     label = Label(project_id=project.id, name=data["name"], color=data["color"])
-    db.session.add(label)
-    db.session.flush()
+    with unique.or_conflict():
+        db.session.add(label)
     return label
 
 
