@@ -126,8 +126,6 @@ class Integer(fields.Integer):
     """An integer within ``[minimum, maximum]``: a JSON integer in bodies, base-10 digits in text."""
 
     def __init__(self, *, minimum: int, maximum: int, validate: Any = None, **kwargs: Any):
-        self.minimum = minimum
-        self.maximum = maximum
         bounds = Range(min=minimum, max=maximum)
         super().__init__(strict=True, validate=_validators([bounds], validate), **kwargs)
 

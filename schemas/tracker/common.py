@@ -39,7 +39,7 @@ class PageQuery(QuerySchema):
         load_default=50,
         minimum=1,
         maximum=1000,
-        metadata={"description": "Default 50; values above 100 are clamped to 100."},
+        metadata={"description": "Default 50; values from 101 to 1000 are clamped to 100."},
     )
 
 
