@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+import marshmallow as ma
 import pytest
+
+import schemas.auth
+import schemas.stock.catalogue
+import schemas.stock.remanejamento
+import schemas.tracker.accounts
+import schemas.tracker.admin
+import schemas.tracker.issues
+import schemas.tracker.tenancy
+from schemas.common import QuerySchema
+from schemas.fields import Text
+
+SCHEMA_MODULES = (
+    schemas.auth,
+    schemas.stock.catalogue,
+    schemas.stock.remanejamento,
+    schemas.tracker.accounts,
+    schemas.tracker.admin,
+    schemas.tracker.issues,
+    schemas.tracker.tenancy,
+)
 
 UNBOUNDED_STRING_FORMATS = {"uuid", "date", "date-time"}  # fixed-size by their format
 
@@ -81,3 +102,61 @@ def test_the_checker_finds_unbounded_inputs():
         "b.ids: array without maxItems",
         "b.n: integer without minimum and maximum",
     ]
+
+
+def _body_schema_names(doc: dict) -> set[str]:
+    """Components a request body uses, nested ones included."""
+    names: set[str] = set()
+
+    def visit(schema: dict) -> None:
+        for sub in schema.get("allOf", []):
+            visit(sub)
+        if "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[-1]
+            if name not in names:
+                names.add(name)
+                visit(doc["components"]["schemas"][name])
+        for sub in schema.get("properties", {}).values():
+            visit(sub)
+        if "items" in schema:
+            visit(schema["items"])
+
+    for where, schema in _inputs(doc):
+        if where.endswith(" body"):
+            visit(schema)
+    return names
+
+
+def _plain_strings(field: ma.fields.Field, where: str) -> list[str]:
+    if isinstance(field, ma.fields.List):
+        return _plain_strings(field.inner, f"{where}[]")
+    if isinstance(field, ma.fields.Nested):
+        return [
+            p for name, sub in field.schema.fields.items() for p in _plain_strings(sub, f"{where}.{name}")
+        ]
+    if isinstance(field, ma.fields.String) and not isinstance(field, Text):
+        return [where]
+    return []
+
+
+def test_every_input_string_goes_through_the_text_rules(client):
+    """Control characters, trimming and lengths live in ``Text``: no input string bypasses it."""
+    names = set()
+    for url in ("/api/v1/openapi.json", "/tracker/api/v1/openapi.json"):
+        names |= _body_schema_names(client.get(url).get_json())
+    classes = {
+        obj
+        for module in SCHEMA_MODULES
+        for obj in vars(module).values()
+        if isinstance(obj, type) and issubclass(obj, ma.Schema)
+    }
+    inputs = {cls for cls in classes if cls.__name__ in names or issubclass(cls, QuerySchema)}
+    assert len(inputs) > 20
+    plain = [
+        problem
+        for cls in inputs
+        for name, field in cls().fields.items()
+        if not field.dump_only
+        for problem in _plain_strings(field, f"{cls.__name__}.{name}")
+    ]
+    assert plain == []
