@@ -160,3 +160,14 @@ def test_every_input_string_goes_through_the_text_rules(client):
         for problem in _plain_strings(field, f"{cls.__name__}.{name}")
     ]
     assert plain == []
+
+
+def test_every_api_blueprint_parses_with_the_bounded_parser(app):
+    from flask_smorest import Blueprint as SmorestBlueprint
+
+    from blueprints.parsing import Blueprint, Parser
+
+    api_blueprints = [bp for bp in app.blueprints.values() if isinstance(bp, SmorestBlueprint)]
+    assert len(api_blueprints) > 5
+    assert [bp.name for bp in api_blueprints if not isinstance(bp, Blueprint)] == []
+    assert isinstance(Blueprint.ARGUMENTS_PARSER, Parser)
