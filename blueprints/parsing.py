@@ -11,8 +11,11 @@ malformed JSON, which each service answers in its own dialect (422
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import flask
@@ -26,10 +29,7 @@ MAX_DEPTH = 32
 MAX_MEMBERS = 1000  # keys of one object; no body of either API has more than a few dozen
 MAX_NUMBER_LENGTH = 40  # characters of one number literal; every integer field is far shorter
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class JSONBodyError(ValueError):
@@ -40,40 +40,58 @@ def load_body(data: bytes | str) -> Any:
     """Parse a JSON request body within the bounds above, or raise ``ValueError``."""
     # Strict UTF-8: json.loads would decode bytes with "surrogatepass".
     text = data.decode("utf-8") if isinstance(data, bytes) else data
-    _check_depth(text)
-    document = json.loads(
-        text,
-        parse_int=_integer,
-        parse_float=_float,
-        parse_constant=_constant,
-        object_pairs_hook=_object,
-    )
-    # Surrogates only come from \\u escapes; paired ones decode to one character.
+    with _cyclic_gc_paused():
+        try:
+            document = json.loads(
+                text,
+                parse_int=_integer,
+                parse_float=_float,
+                parse_constant=_constant,
+                object_pairs_hook=_object,
+            )
+        except RecursionError:
+            # The C decoder gives up cleanly at the interpreter's recursion limit.
+            raise JSONBodyError(f"nested deeper than {MAX_DEPTH} levels") from None
+        # Fewer brackets than the limit cannot nest deeper than it: most bodies skip the walk.
+        if text.count("[") + text.count("{") > MAX_DEPTH:
+            _check_depth(document)
+    # Surrogates only come from \\u escapes; paired ones decode to one character, lone
+    # ones stay and make the UTF-8 encoding fail (keys included, at C speed).
     if _SURROGATE_ESCAPE.search(text):
-        _check_surrogates(document)
+        try:
+            json.dumps(document, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise JSONBodyError("a string holds a lone UTF-16 surrogate escape") from None
     return document
 
 
-def _check_depth(text: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH without recursing: strip the strings, keep the
-    brackets, and peel the innermost pairs off MAX_DEPTH times (each pass is one C loop)."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """A parsed body holds no reference cycles, yet a megabyte of tiny arrays makes the cyclic
+    collector traverse them again and again (five times the parse itself); it waits instead."""
+    if not gc.isenabled():
+        yield
         return
-    # UTF-8 never uses ASCII bytes inside a multi-byte character, so dropping every other
-    # byte leaves exactly the brackets outside strings.
-    brackets = _STRING.sub("", text).encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET)
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _check_depth(document: Any) -> None:
+    """Refuse nesting deeper than MAX_DEPTH, one level of containers at a time (no recursion)."""
+    level = [document] if type(document) in (dict, list) else []
     for _ in range(MAX_DEPTH):
-        # Pairs become a placeholder first, so "{[]}" loses one level per pass, not two.
-        peeled = brackets.replace(b"[]", b".").replace(b"{}", b".").replace(b".", b"")
-        if peeled == brackets:
-            break
-        brackets = peeled
-    else:
-        if brackets:
-            raise JSONBodyError(f"nested deeper than {MAX_DEPTH} levels")
-        return
-    if brackets:
-        raise JSONBodyError("brackets do not balance")
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) is dict or type(child) is list
+        ]
+        if not level:
+            return
+    raise JSONBodyError(f"nested deeper than {MAX_DEPTH} levels")
 
 
 def _integer(literal: str) -> int:
@@ -96,20 +114,6 @@ def _object(pairs: list[tuple[str, Any]]) -> dict:
     if len(pairs) > MAX_MEMBERS:
         raise JSONBodyError(f"an object has more than {MAX_MEMBERS} members")
     return dict(pairs)
-
-
-def _check_surrogates(document: Any) -> None:
-    pending = [document]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, str):
-            if _SURROGATE.search(node):
-                raise JSONBodyError("a string holds a lone UTF-16 surrogate escape")
-        elif isinstance(node, dict):
-            pending.extend(node.keys())
-            pending.extend(node.values())
-        elif isinstance(node, list):
-            pending.extend(node)
 
 
 class _BodyJSON:
