@@ -146,7 +146,13 @@ class Parser(FlaskParser):
         data = req.get_data(cache=True)
         if not data:
             return core.missing
+        if isinstance(req, Request):
+            # Parsed once per request: the sign-in throttle has often read it already.
+            parsed = req.get_json(silent=True)
+            if parsed is not None:
+                return parsed
         try:
+            # A refused body (or a literal null) is parsed again, for its reason.
             return load_body(data)
         except ValueError as exc:
             reason = exc.reason if isinstance(exc, UnicodeDecodeError) else str(exc)

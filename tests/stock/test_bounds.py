@@ -52,6 +52,24 @@ def test_nesting_is_allowed_up_to_32_levels(client):
     assert in_text[0]["loc"] == ["body", "email"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 40 + '"' + '\\"' * 900_000,
+        "[" * 1_000_000 + "]" * 1_000_000,
+        "[" + ",".join(["[]"] * 650_000) + "]",
+        "[" + ",".join(["[" * 31 + "]" * 31] * 30_000) + "]",
+    ],
+    ids=["unterminated-escaped-quotes", "million-deep", "many-empty-arrays", "many-at-the-limit"],
+)
+def test_the_costliest_bodies_under_the_size_limit_answer_fast(client, body):
+    assert len(body) < 2 * 1024 * 1024
+    started = time.perf_counter()
+    response = post_raw(client, LOGIN, body)
+    assert time.perf_counter() - started < 3
+    assert response.status_code == 422
+
+
 def test_control_characters_and_bounds_in_login_fields(client):
     for body, field in [
         ({"email": "a\x00b@x.com", "senha": "x"}, "email"),
