@@ -14,6 +14,7 @@ from sqlalchemy import event
 
 import errors
 from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
+from blueprints.parsing import Request
 from config import Config
 from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracker_api
 
@@ -22,6 +23,7 @@ API_VERSION_PATH = "/api/v1"
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_relative_config=True)
+    app.request_class = Request
     app.config.from_object(Config)
     app.config.update(overrides or {})
     Config.check(app.config)
@@ -183,14 +185,28 @@ def register_jwt_callbacks(app: Flask) -> None:
 def register_request_lifecycle(app: Flask) -> None:
     """Views and services only flush; the request commits once, or rolls back on error."""
     from flask import request
+    from werkzeug.exceptions import RequestEntityTooLarge
 
     from blueprints.converters import InvalidPathValue
+    from schemas.fields import CONTROL, CONTROL_MESSAGE
     from services.errors import FieldError, NotFoundError, ValidationFailed
+
+    @app.before_request
+    def refuse_oversized_body():
+        # Refused from the declared length, before the view (or the sign-in throttle) reads it;
+        # a chunked body is cut at the same limit while it is read.
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        if limit is not None and (request.content_length or 0) > limit:
+            raise RequestEntityTooLarge(f"Request body larger than {limit} bytes")
 
     @app.url_value_preprocessor
     def reject_invalid_path_values(_endpoint, values):
         if not values:
             return
+        # Path strings (slugs, keys, plan ids) obey the same text rules as bodies and queries.
+        unclean = [name for name, value in values.items() if type(value) is str and CONTROL.search(value)]
+        if unclean:
+            raise ValidationFailed([FieldError(("path", name), CONTROL_MESSAGE) for name in unclean])
         bad = [name for name, value in values.items() if isinstance(value, InvalidPathValue)]
         if not bad:
             return
@@ -283,6 +299,17 @@ family. Logout ends the refresh token's family and every access token issued
 with it (and the one sent in `Authorization`) at once. Failed sign-ins share one
 budget per client address and e-mail across both APIs and the login page.
 Bodies ignore fields they do not define.
+
+Limits: a body over the configured maximum (2 MiB by default) answers 413. A
+JSON body nested deeper than 32 levels, with a number written in more than 40
+characters, an object of more than 1,000 members or a lone surrogate escape is
+malformed JSON (422 `json_invalid`). Strings are trimmed before their length is
+checked (only spaces counts as empty; passwords are kept as typed) and refuse
+control characters (`motivo` may hold tabs and line breaks); every string, list
+and integer has the bounds its schema shows. Integers and booleans in bodies
+must be JSON integers and booleans (`1.5`, `"3"` and `"yes"` are refused);
+query strings carry them as text. A 422 lists at most 20 errors, with long
+messages cut.
 """
 
 TRACKER_DESCRIPTION = """\
@@ -296,4 +323,16 @@ Anyone may register; registering answers the same for a known and an unknown
 address, and the address counts (accepting invitations, the configured
 superadmin) only once the link e-mailed to it is followed. A tracker account
 has no access to the remanejamento service until a stock admin grants a role.
+
+Limits: a body over the configured maximum (2 MiB by default) answers 413
+`PAYLOAD_TOO_LARGE`. A JSON body nested deeper than 32 levels, with a number
+written in more than 40 characters, an object of more than 1,000 members or a
+lone surrogate escape is malformed (400 `VALIDATION_ERROR`, field `body`).
+Strings are trimmed before their length is checked (a name of only spaces is
+refused; passwords and Markdown descriptions are kept as sent) and refuse
+control characters, in bodies, query strings and paths alike (descriptions may
+hold tabs and line breaks); every string, list and integer has the bounds its
+schema shows. Integers and booleans in bodies must be JSON integers and
+booleans (`1.5`, `"3"` and `"yes"` are refused); query strings carry them as
+text. `details` lists at most 20 errors, with long messages cut.
 """

@@ -117,7 +117,10 @@ class Config:
     TRACKER_OPENAPI_SWAGGER_UI_PATH = "docs"
 
     JSON_SORT_KEYS = False
-    MAX_CONTENT_LENGTH = 64 * 1024 * 1024
+    # Largest request body, in bytes; larger ones answer 413 before anything reads them.
+    # 2 MiB holds the largest legitimate body (a 100,000-character Markdown description,
+    # even written as \uXXXX escapes) with room to spare.
+    MAX_CONTENT_LENGTH = int(os.environ.get("MAX_CONTENT_LENGTH") or 2 * 1024 * 1024)
 
     @classmethod
     def check(cls, config: dict) -> None:

@@ -9,6 +9,7 @@ answer JSON too.
 from __future__ import annotations
 
 import logging
+from itertools import islice
 from typing import Any
 
 from flask import Flask, current_app, jsonify, render_template, request
@@ -19,6 +20,12 @@ from services.errors import DomainError, FieldError, ValidationFailed
 log = logging.getLogger(__name__)
 
 STOCK, TRACKER, PAGES = "stock", "tracker", "pages"
+
+# An error body stays small whatever the input: at most this many field errors,
+# each message and each part of its location cut to these lengths.
+MAX_FIELD_ERRORS = 20
+MAX_MESSAGE_LENGTH = 300
+MAX_LOC_PART_LENGTH = 100
 
 # Status -> the tracker's error code when nothing more specific is known.
 TRACKER_CODES = {
@@ -47,6 +54,7 @@ STOCK_TEXT = {
     "NOT_FOUND": "Não encontrado",
     "METHOD_NOT_ALLOWED": "Método não permitido",
     "RATE_LIMITED": "Muitas tentativas; tente novamente mais tarde",
+    "PAYLOAD_TOO_LARGE": "Corpo da requisição grande demais",
     "INTERNAL_ERROR": "Erro interno",
 }
 
@@ -69,7 +77,9 @@ MESSAGE_TYPES = (
     ("Not a valid date", "date_parsing"),
     ("Not a valid list", "list_type"),
     ("Shorter than minimum length", "string_too_short"),
+    ("Must not be blank", "string_too_short"),
     ("Longer than maximum length", "string_too_long"),
+    ("Must have at most", "too_long"),
     ("Must be one of", "enum"),
     ("Must be greater than or equal", "greater_than_equal"),
     ("Must be less than or equal", "less_than_equal"),
@@ -97,25 +107,43 @@ def _type_for(msg: str) -> str:
     return "value_error"
 
 
-def flatten_messages(messages: Any, loc: tuple = ()) -> list[FieldError]:
-    """Turn marshmallow/webargs nested messages into a flat list of FieldErrors."""
-    out: list[FieldError] = []
+def flatten_messages(messages: Any, limit: int = MAX_FIELD_ERRORS) -> list[FieldError]:
+    """Turn marshmallow/webargs nested messages into a flat list of FieldErrors (the first ``limit``)."""
+    return list(islice(_iter_messages(messages, ()), limit))
+
+
+def _iter_messages(messages: Any, loc: tuple):
     if isinstance(messages, dict):
         for key, value in messages.items():
             if not loc and key in LOCATIONS:
                 key = LOCATIONS[key]
             # "_schema" is an error about the whole object: keep the parent's loc.
             sub = loc if key == "_schema" else (*loc, key)
-            out.extend(flatten_messages(value, sub))
+            yield from _iter_messages(value, sub)
     elif isinstance(messages, (list, tuple)):
-        if all(isinstance(m, str) for m in messages):
-            out.extend(FieldError(loc, m, _type_for(m)) for m in messages)
-        else:
-            for item in messages:
-                out.extend(flatten_messages(item, loc))
+        for item in messages:
+            if isinstance(item, str):
+                yield FieldError(loc, item, _type_for(item))
+            else:
+                yield from _iter_messages(item, loc)
     else:
-        out.append(FieldError(loc, str(messages), _type_for(str(messages))))
-    return out
+        yield FieldError(loc, str(messages), _type_for(str(messages)))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bounded(errors: list[FieldError]) -> list[FieldError]:
+    """The first MAX_FIELD_ERRORS errors, with long messages and locations cut."""
+    return [
+        FieldError(
+            tuple(_cut(p, MAX_LOC_PART_LENGTH) if isinstance(p, str) else p for p in e.loc),
+            _cut(e.msg, MAX_MESSAGE_LENGTH),
+            e.type,
+        )
+        for e in errors[:MAX_FIELD_ERRORS]
+    ]
 
 
 def _stock_body(status: int, message: str, errors: list[FieldError] | None):
@@ -152,6 +180,8 @@ def error_response(
     """Build the response for an error in the dialect of the current request."""
     service = service_of(request.path)
     headers = dict(headers or {})
+    if errors is not None:
+        errors = _bounded(errors)
     if service == STOCK:
         if not message or code in SHARED_AUTH_CODES:
             message = STOCK_TEXT.get(code, message or code)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from flask_smorest import Blueprint
 from marshmallow import fields
 from sqlalchemy import text
 
+from blueprints.parsing import Blueprint
 from extensions import db
 from schemas.common import StockSchema
 

@@ -2,39 +2,42 @@
 
 from __future__ import annotations
 
-from marshmallow import fields, validate
+from marshmallow import fields
 
 from models.auth import PAPEIS
 from schemas.common import StockSchema
+from schemas.fields import Boolean, Email, Text, choice, password_field
+
+TOKEN_MAX = 4096
 
 
 class LoginRequest(StockSchema):
-    email = fields.Email(required=True)
-    senha = fields.String(required=True, validate=validate.Length(min=1))
-    remember = fields.Boolean(load_default=True)
+    email = Email(required=True)
+    senha = password_field(required=True, min_length=1)
+    remember = Boolean(load_default=True)
 
 
 class RefreshRequest(StockSchema):
-    refreshToken = fields.String(required=True)
+    refreshToken = Text(required=True, max_length=TOKEN_MAX)
 
 
 class ForgotPasswordRequest(StockSchema):
-    email = fields.Email(required=True)
+    email = Email(required=True)
 
 
 class ResetPasswordRequest(StockSchema):
-    token = fields.String(required=True)
-    senha = fields.String(required=True, validate=validate.Length(min=8))
+    token = Text(required=True, max_length=TOKEN_MAX)
+    senha = password_field(required=True, min_length=8)
 
 
 class UpdateProfileRequest(StockSchema):
-    nome = fields.String(allow_none=True, validate=validate.Length(min=1, max=200))
-    email = fields.Email(allow_none=True)
-    papel = fields.String(allow_none=True, validate=validate.OneOf(PAPEIS))
+    nome = Text(allow_none=True, min_length=1, max_length=200)
+    email = Email(allow_none=True)
+    papel = choice(PAPEIS, allow_none=True)
     lojaId = fields.UUID(allow_none=True)
-    senhaAtual = fields.String(
+    senhaAtual = password_field(
         allow_none=True,
-        validate=validate.Length(max=256),
+        min_length=1,
         metadata={"description": "Senha atual; obrigatória para trocar o `email` (senão 403)"},
     )
 
@@ -82,6 +85,6 @@ class Preferencias(StockSchema):
 
 
 class UpdatePreferenciasRequest(StockSchema):
-    notifEmail = fields.Boolean(required=True)
-    notifPush = fields.Boolean(required=True)
-    digestSemanal = fields.Boolean(required=True)
+    notifEmail = Boolean(required=True)
+    notifPush = Boolean(required=True)
+    digestSemanal = Boolean(required=True)

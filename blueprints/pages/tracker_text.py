@@ -68,6 +68,7 @@ def field_message(message: str) -> str:
         ("Missing data for required field", _("Campo obrigatório.")),
         ("Field may not be null", _("Campo obrigatório.")),
         ("Shorter than minimum length 1", _("Campo obrigatório.")),
+        ("Must not be blank", _("Campo obrigatório.")),
         ("Shorter than minimum length", _("Texto curto demais.")),
         ("Length must be between 1 and", _("Texto longo demais.")),
         ("Longer than maximum length", _("Texto longo demais.")),

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from flask_jwt_extended import current_user
-from flask_smorest import Blueprint
 
 from blueprints.common import login_throttle, presented_access_claims, reset_throttle, stock_auth_required
+from blueprints.parsing import Blueprint
 from extensions import db
 from schemas.auth import (
     AccessTokenResponse,

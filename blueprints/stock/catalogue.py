@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from flask_smorest import Blueprint
-
 from blueprints.common import stock_auth_required
+from blueprints.parsing import Blueprint
 from schemas.stock.catalogue import (
     CellQuery,
     EstoqueCell,

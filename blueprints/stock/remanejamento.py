@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from flask_jwt_extended import current_user
-from flask_smorest import Blueprint
 
 from blueprints.common import stock_auth_required
+from blueprints.parsing import Blueprint
 from schemas.stock.remanejamento import (
     Aprendizado,
     AtivasQuery,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import wraps
 
 from flask_jwt_extended import current_user
-from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
+from blueprints.parsing import Blueprint
 from schemas.common import TrackerError
 from schemas.tracker.admin import (
     AdminOrganization,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import partial
 
 from flask_jwt_extended import current_user
-from flask_smorest import Blueprint
 
 from blueprints.common import auth_required
+from blueprints.parsing import Blueprint
 from blueprints.tracker.docs import error_responses
 from schemas.tracker.issues import (
     Issue,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from marshmallow import fields
 
 from schemas.common import QuerySchema, StockSchema
+from schemas.fields import Text
 
 
 class LojaOut(StockSchema):
@@ -48,7 +49,7 @@ class EstoqueQuery(QuerySchema):
 class CellQuery(QuerySchema):
     lojaId = fields.UUID(required=True)
     produtoId = fields.UUID(required=True)
-    tamanho = fields.String(required=True)
+    tamanho = Text(required=True, max_length=20)
 
 
 class VendaDia(StockSchema):

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from marshmallow import fields, validate
+from marshmallow import fields
 
 from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
+from schemas.fields import Boolean, Integer, List, Text, choice
 
 CADENCIAS = ("diaria", "semanal", "quinzenal", "mensal")
 PERIODOS = ("7", "14", "30", "60", "90")
 STATUS_HISTORICO = ("aprovada", "executada", "recusada", "vetada")
+MAX_INT = 2_147_483_647
+MAX_LOJAS_BLOQUEADAS = 1000
+MAX_MARCAS_BLOQUEADAS = 500
 
 
 def _d(text: str) -> dict:
@@ -85,13 +89,15 @@ class LoteOut(StockSchema):
 class PagingQuery(QuerySchema):
     """`limite`/`offset` paging of recommendation lists (an extension to the spec)."""
 
-    limite = fields.Integer(
-        validate=validate.Range(min=1, max=10000),
+    limite = Integer(
+        minimum=1,
+        maximum=10000,
         metadata={"description": "Page size (extension to the spec); every match when absent"},
     )
-    offset = fields.Integer(
+    offset = Integer(
         load_default=0,
-        validate=validate.Range(min=0),
+        minimum=0,
+        maximum=MAX_INT,
         metadata={"description": "Matches to skip, in list order (extension to the spec)"},
     )
 
@@ -103,19 +109,19 @@ class RecomendacoesQuery(PagingQuery):
     produtoId = fields.UUID()
     lojaDestinoId = fields.UUID()
     origemId = fields.UUID()
-    prioridade = fields.String(validate=validate.OneOf(PRIORIDADES))
-    status = fields.String(validate=validate.OneOf(STATUS_RECOMENDACAO))
-    tipoOrigem = fields.String(validate=validate.OneOf(TIPOS_ORIGEM))
+    prioridade = choice(PRIORIDADES)
+    status = choice(STATUS_RECOMENDACAO)
+    tipoOrigem = choice(TIPOS_ORIGEM)
 
 
 class AtivasQuery(PagingQuery):
-    ativas = fields.Boolean(
+    ativas = Boolean(
         load_default=False, metadata={"description": "Only recommendations not vetoed and not `recusada`"}
     )
 
 
 class VetoRequest(StockSchema):
-    motivo = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    motivo = Text(required=True, min_length=1, max_length=2000, multiline=True)
 
 
 class NodoFluxo(StockSchema):
@@ -140,36 +146,36 @@ class TotaisLote(StockSchema):
 
 # --- rules and cadence -----------------------------------------------------------------------
 
-_weight = {"strict": True, "validate": validate.Range(min=0, max=100)}
+_weight = {"minimum": 0, "maximum": 100}
 
 
 class RegrasPayload(StockSchema):
-    priorizarCd = fields.Boolean(load_default=True)
-    qtdMinima = fields.Integer(load_default=3, strict=True, validate=validate.Range(min=1, max=10000))
-    periodo = fields.String(
-        load_default="30",
-        validate=validate.OneOf(PERIODOS),
-        metadata={"description": "Days of sales history behind the averages"},
+    priorizarCd = Boolean(load_default=True)
+    qtdMinima = Integer(load_default=3, minimum=1, maximum=10000)
+    periodo = choice(
+        PERIODOS, load_default="30", metadata={"description": "Days of sales history behind the averages"}
     )
-    pesoDistancia = fields.Integer(load_default=40, **_weight)
-    pesoGiro = fields.Integer(load_default=35, **_weight)
-    pesoEstoque = fields.Integer(load_default=25, **_weight)
-    bloqueioCampanha = fields.Boolean(load_default=True)
-    qtdMaxima = fields.Integer(load_default=15, strict=True, validate=validate.Range(min=1, max=10000))
-    lojasBloqueadas = fields.List(
-        fields.String(validate=validate.Length(min=1)),
+    pesoDistancia = Integer(load_default=40, **_weight)
+    pesoGiro = Integer(load_default=35, **_weight)
+    pesoEstoque = Integer(load_default=25, **_weight)
+    bloqueioCampanha = Boolean(load_default=True)
+    qtdMaxima = Integer(load_default=15, minimum=1, maximum=10000)
+    lojasBloqueadas = List(
+        Text(min_length=1, max_length=64),
+        max_items=MAX_LOJAS_BLOQUEADAS,
         load_default=list,
         metadata={"description": "Store ids (uuid) never used as origin or destination"},
     )
-    marcasBloqueadas = fields.List(
-        fields.String(validate=validate.Length(min=1, max=100)),
+    marcasBloqueadas = List(
+        Text(min_length=1, max_length=100),
+        max_items=MAX_MARCAS_BLOQUEADAS,
         load_default=list,
         metadata={"description": "Brand names never moved"},
     )
 
 
 class CadencePayload(StockSchema):
-    cadence = fields.String(required=True, validate=validate.OneOf(CADENCIAS))
+    cadence = choice(CADENCIAS, required=True)
     proximoLote = fields.Date(
         dump_only=True,
         allow_none=True,
@@ -223,13 +229,14 @@ class HistoricoItem(StockSchema):
 
 
 class HistoricoQuery(QuerySchema):
-    status = fields.String(
-        validate=validate.OneOf(STATUS_HISTORICO),
+    status = choice(
+        STATUS_HISTORICO,
         metadata={"description": "`vetada` selects vetoed recommendations; the others match `status`"},
     )
-    limite = fields.Integer(
+    limite = Integer(
         load_default=500,
-        validate=validate.Range(min=1, max=5000),
+        minimum=1,
+        maximum=5000,
         metadata={"description": "Most recent decisions returned (extension to the spec)"},
     )
 

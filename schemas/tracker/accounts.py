@@ -3,30 +3,27 @@
 from __future__ import annotations
 
 import marshmallow as ma
-from marshmallow import fields, validate
+from marshmallow import fields
 
 from models.tracker import ROLES
 from schemas.common import TrackerSchema
+from schemas.fields import Email, Text, password_field
 from schemas.tracker.common import name_field
 
 
 class RegisterRequest(TrackerSchema):
     name = name_field(required=True)
-    email = fields.Email(required=True, validate=validate.Length(max=320))
-    password = fields.String(
-        required=True,
-        validate=validate.Length(min=8, max=256),
-        metadata={"description": "At least 8 characters"},
-    )
+    email = Email(required=True)
+    password = password_field(required=True, min_length=8, metadata={"description": "At least 8 characters"})
 
 
 class LoginRequest(TrackerSchema):
-    email = fields.Email(required=True)
-    password = fields.String(required=True, validate=validate.Length(min=1, max=256))
+    email = Email(required=True)
+    password = password_field(required=True, min_length=1)
 
 
 class RefreshRequest(TrackerSchema):
-    refresh_token = fields.String(required=True, validate=validate.Length(min=1, max=4096))
+    refresh_token = Text(required=True, min_length=1, max_length=4096)
 
 
 class UserRef(ma.Schema):
@@ -81,4 +78,4 @@ class Me(RegisteredUser):
 
 
 class VerifyEmailRequest(TrackerSchema):
-    token = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    token = Text(required=True, min_length=1, max_length=200)

@@ -6,22 +6,23 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from schemas.common import TrackerSchema
-from schemas.tracker.common import SLUG, PageQuery, Text, name_field
+from schemas.fields import Boolean, Integer, Text
+from schemas.tracker.common import PageQuery, name_field, slug_field
 
-BIG = validate.Range(min=0, max=2**53)
+BIG = {"minimum": 0, "maximum": 2**53}
 
 
 class UserQuery(PageQuery):
-    q = Text(validate=validate.Length(max=200), metadata={"description": "Name or e-mail contains"})
+    q = Text(max_length=200, metadata={"description": "Name or e-mail contains"})
 
 
 class OrganizationQuery(PageQuery):
-    q = Text(validate=validate.Length(max=200), metadata={"description": "Name or slug contains"})
-    plan = Text(validate=validate.Length(max=40))
+    q = Text(max_length=200, metadata={"description": "Name or slug contains"})
+    plan = Text(max_length=40)
 
 
 class WorkspaceQuery(PageQuery):
-    q = Text(validate=validate.Length(max=200), metadata={"description": "Name or slug contains"})
+    q = Text(max_length=200, metadata={"description": "Name or slug contains"})
     organization_id = fields.UUID()
 
 
@@ -44,8 +45,8 @@ class AdminUserPage(ma.Schema):
 
 
 class AdminUserUpdate(TrackerSchema):
-    superadmin = fields.Boolean()
-    banned = fields.Boolean()
+    superadmin = Boolean()
+    banned = Boolean()
 
 
 class Limits(ma.Schema):
@@ -83,8 +84,8 @@ class AdminOrganizationPage(ma.Schema):
 
 
 class AdminOrganizationUpdate(TrackerSchema):
-    plan = Text(validate=validate.Length(min=1, max=40))
-    suspended = fields.Boolean()
+    plan = Text(min_length=1, max_length=40)
+    suspended = Boolean()
     name = name_field()
 
 
@@ -107,28 +108,28 @@ class AdminWorkspacePage(ma.Schema):
 
 class AdminWorkspaceUpdate(TrackerSchema):
     name = name_field()
-    slug = fields.String(validate=[validate.Length(min=2, max=80), SLUG])
+    slug = slug_field()
 
 
 class LimitsInput(TrackerSchema):
-    members = fields.Integer(required=True, validate=BIG)
-    projects = fields.Integer(required=True, validate=BIG)
-    issues = fields.Integer(required=True, validate=BIG)
-    storage_bytes = fields.Integer(required=True, validate=BIG)
+    members = Integer(required=True, **BIG)
+    projects = Integer(required=True, **BIG)
+    issues = Integer(required=True, **BIG)
+    storage_bytes = Integer(required=True, **BIG)
 
 
 class LimitsPatch(TrackerSchema):
-    members = fields.Integer(validate=BIG)
-    projects = fields.Integer(validate=BIG)
-    issues = fields.Integer(validate=BIG)
-    storage_bytes = fields.Integer(validate=BIG)
+    members = Integer(**BIG)
+    projects = Integer(**BIG)
+    issues = Integer(**BIG)
+    storage_bytes = Integer(**BIG)
 
 
 class FeaturesInput(TrackerSchema):
-    semantic_search = fields.Boolean()
-    custom_fields = fields.Boolean()
-    sso = fields.Boolean()
-    audit_log = fields.Boolean()
+    semantic_search = Boolean()
+    custom_fields = Boolean()
+    sso = Boolean()
+    audit_log = Boolean()
 
 
 class Plan(ma.Schema):
@@ -144,14 +145,15 @@ class PlanList(ma.Schema):
 
 
 class PlanCreate(TrackerSchema):
-    id = fields.String(
+    id = Text(
         required=True,
+        max_length=40,
         validate=validate.Regexp(
             r"^[a-z][a-z0-9_-]{1,39}\Z", error="2-40 of a-z, 0-9, _ and -, starting with a letter"
         ),
     )
     name = name_field(100, required=True)
-    price_brl = fields.Integer(required=True, validate=validate.Range(min=0, max=10_000_000))
+    price_brl = Integer(required=True, minimum=0, maximum=10_000_000)
     limits = fields.Nested(LimitsInput, required=True)
     features = fields.Nested(
         FeaturesInput, load_default=dict, metadata={"description": "Absent flags are false"}
@@ -160,7 +162,7 @@ class PlanCreate(TrackerSchema):
 
 class PlanUpdate(TrackerSchema):
     name = name_field(100)
-    price_brl = fields.Integer(validate=validate.Range(min=0, max=10_000_000))
+    price_brl = Integer(minimum=0, maximum=10_000_000)
     limits = fields.Nested(LimitsPatch)
     features = fields.Nested(FeaturesInput)
 

@@ -6,40 +6,40 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from schemas.common import QuerySchema
+from schemas.fields import Integer, Text
 
 COLOR = validate.Regexp(r"^#[0-9a-fA-F]{6}\Z", error="Must be a hex colour like #1a2b3c")
 SLUG = validate.Regexp(
     r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z", error="Lowercase letters, digits and single hyphens only"
 )
 MAX_INT = 2_147_483_647
+MARKDOWN_MAX = 100_000
 
 
-def no_nul(value: str) -> None:
-    """PostgreSQL text cannot hold NUL characters: refuse them as bad input, not a server error."""
-    if "\x00" in value:
-        raise ma.ValidationError("Must not contain NUL characters.")
+def name_field(max_length: int = 200, **kwargs) -> Text:
+    return Text(min_length=1, max_length=max_length, **kwargs)
 
 
-class Text(fields.String):
-    """A string field that refuses NUL characters."""
-
-    def __init__(self, *args, validate=None, **kwargs):
-        validators = [no_nul]
-        if validate is not None:
-            validators.extend(validate if isinstance(validate, list | tuple) else [validate])
-        super().__init__(*args, validate=validators, **kwargs)
+def markdown_field(**kwargs) -> Text:
+    """Multi-line Markdown, kept as sent (leading indentation is meaningful there)."""
+    return Text(max_length=MARKDOWN_MAX, multiline=True, strip=False, **kwargs)
 
 
-def name_field(max_length: int = 200, **kwargs) -> fields.String:
-    return Text(validate=validate.Length(min=1, max=max_length), **kwargs)
+def slug_field(**kwargs) -> Text:
+    return Text(min_length=2, max_length=80, validate=SLUG, **kwargs)
+
+
+def color_field(**kwargs) -> Text:
+    return Text(max_length=7, validate=COLOR, **kwargs)
 
 
 class PageQuery(QuerySchema):
-    page = fields.Integer(load_default=1, validate=validate.Range(min=1, max=10_000_000))
-    per_page = fields.Integer(
+    page = Integer(load_default=1, minimum=1, maximum=10_000_000)
+    per_page = Integer(
         load_default=50,
-        validate=validate.Range(min=1),
-        metadata={"description": "Default 50; values above 100 are clamped to 100."},
+        minimum=1,
+        maximum=1000,
+        metadata={"description": "Default 50; values from 101 to 1000 are clamped to 100."},
     )
 
 

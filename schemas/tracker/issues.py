@@ -3,51 +3,56 @@
 from __future__ import annotations
 
 import marshmallow as ma
-from marshmallow import fields, validate
+from marshmallow import fields
 
 from models.tracker import ISSUE_TYPES, PRIORITIES, RELATION_TYPES
 from schemas.common import TrackerSchema
-from schemas.tracker.common import MAX_INT, PageQuery, Text
+from schemas.fields import Integer, List, Text, choice
+from schemas.tracker.common import MAX_INT, PageQuery, markdown_field
 from schemas.tracker.tenancy import Label
 
 ORDER_BY = ("created_at", "updated_at", "priority", "due_date")
+MAX_LABELS = 50
+MAX_FILTER_VALUES = 50  # repeated values of one list filter
 
 
 class IssueWrite(TrackerSchema):
     """Every editable field; on PATCH any subset, and ``null`` clears an optional one."""
 
-    title = Text(validate=validate.Length(min=1, max=500))
-    description = Text(allow_none=True, validate=validate.Length(max=100_000))
-    type = fields.String(validate=validate.OneOf(ISSUE_TYPES))
-    priority = fields.String(validate=validate.OneOf(PRIORITIES))
+    title = Text(min_length=1, max_length=500)
+    description = markdown_field(allow_none=True)
+    type = choice(ISSUE_TYPES)
+    priority = choice(PRIORITIES)
     status_id = fields.UUID()
     assignee_id = fields.UUID(allow_none=True)
-    label_ids = fields.List(fields.UUID(), validate=validate.Length(max=50))
+    label_ids = List(fields.UUID(), max_items=MAX_LABELS)
     parent_id = fields.UUID(allow_none=True)
     start_date = fields.Date(allow_none=True)
     due_date = fields.Date(allow_none=True)
-    estimate = fields.Integer(allow_none=True, validate=validate.Range(min=0, max=MAX_INT))
+    estimate = Integer(allow_none=True, minimum=0, maximum=MAX_INT)
 
 
 class IssueCreate(IssueWrite):
-    title = Text(required=True, validate=validate.Length(min=1, max=500))
+    title = Text(required=True, min_length=1, max_length=500)
 
 
 class IssueListQuery(PageQuery):
-    status_id = fields.List(fields.UUID(), metadata={"description": "Repeatable: any of these statuses"})
-    priority = fields.List(
-        fields.String(validate=validate.OneOf(PRIORITIES)), metadata={"description": "Repeatable"}
+    status_id = List(
+        fields.UUID(),
+        max_items=MAX_FILTER_VALUES,
+        metadata={"description": "Repeatable: any of these statuses"},
     )
-    type = fields.List(
-        fields.String(validate=validate.OneOf(ISSUE_TYPES)), metadata={"description": "Repeatable"}
-    )
+    priority = List(choice(PRIORITIES), max_items=MAX_FILTER_VALUES, metadata={"description": "Repeatable"})
+    type = List(choice(ISSUE_TYPES), max_items=MAX_FILTER_VALUES, metadata={"description": "Repeatable"})
     assignee_id = fields.UUID()
-    label_id = fields.List(
-        fields.UUID(), metadata={"description": "Repeatable: issues carrying any of these labels"}
+    label_id = List(
+        fields.UUID(),
+        max_items=MAX_FILTER_VALUES,
+        metadata={"description": "Repeatable: issues carrying any of these labels"},
     )
     parent_id = fields.UUID()
     q = Text(
-        validate=validate.Length(max=200),
+        max_length=200,
         metadata={
             "description": (
                 "Title search: every word of q must occur inside some word of the title, "
@@ -56,8 +61,8 @@ class IssueListQuery(PageQuery):
             )
         },
     )
-    order_by = fields.String(load_default="created_at", validate=validate.OneOf(ORDER_BY))
-    order = fields.String(load_default="desc", validate=validate.OneOf(("asc", "desc")))
+    order_by = choice(ORDER_BY, load_default="created_at")
+    order = choice(("asc", "desc"), load_default="desc")
 
 
 class StatusRef(ma.Schema):
@@ -124,5 +129,5 @@ class IssuePage(ma.Schema):
 
 
 class RelationCreate(TrackerSchema):
-    type = fields.String(required=True, validate=validate.OneOf(RELATION_TYPES))
+    type = choice(RELATION_TYPES, required=True)
     related_issue_id = fields.UUID(required=True)

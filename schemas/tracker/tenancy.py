@@ -7,7 +7,8 @@ from marshmallow import fields, validate
 
 from models.tracker import ROLES, STATUS_CATEGORIES
 from schemas.common import TrackerSchema
-from schemas.tracker.common import COLOR, SLUG, Text, name_field
+from schemas.fields import Email, Integer, Text, choice
+from schemas.tracker.common import color_field, markdown_field, name_field, slug_field
 
 PROJECT_KEY = validate.Regexp(
     r"^[A-Z][A-Z0-9]{1,9}\Z", error="2 to 10 characters of A-Z and 0-9, starting with a letter"
@@ -32,12 +33,12 @@ class MemberList(ma.Schema):
 
 
 class MemberUpdate(TrackerSchema):
-    role = fields.String(required=True, validate=validate.OneOf(ROLES))
+    role = choice(ROLES, required=True)
 
 
 class InvitationCreate(TrackerSchema):
-    email = fields.Email(required=True, validate=validate.Length(max=320))
-    role = fields.String(load_default="member", validate=validate.OneOf(ROLES))
+    email = Email(required=True)
+    role = choice(ROLES, load_default="member")
 
 
 class InvitationOrganization(ma.Schema):
@@ -73,15 +74,12 @@ class WorkspaceList(ma.Schema):
 class WorkspaceCreate(TrackerSchema):
     organization_id = fields.UUID(required=True)
     name = name_field(required=True)
-    slug = fields.String(
-        validate=[validate.Length(min=2, max=80), SLUG],
-        metadata={"description": "Derived from the name (and made unique) when absent"},
-    )
+    slug = slug_field(metadata={"description": "Derived from the name (and made unique) when absent"})
 
 
 class WorkspaceUpdate(TrackerSchema):
     name = name_field()
-    slug = fields.String(validate=[validate.Length(min=2, max=80), SLUG])
+    slug = slug_field()
 
 
 class Project(ma.Schema):
@@ -99,13 +97,13 @@ class ProjectList(ma.Schema):
 
 class ProjectCreate(TrackerSchema):
     name = name_field(required=True)
-    key = fields.String(required=True, validate=PROJECT_KEY)
-    description = Text(allow_none=True, validate=validate.Length(max=100_000))
+    key = Text(required=True, max_length=10, validate=PROJECT_KEY)
+    description = markdown_field(allow_none=True)
 
 
 class ProjectUpdate(TrackerSchema):
     name = name_field()
-    description = Text(allow_none=True, validate=validate.Length(max=100_000))
+    description = markdown_field(allow_none=True)
 
 
 class Status(ma.Schema):
@@ -122,16 +120,16 @@ class StatusList(ma.Schema):
 
 class StatusCreate(TrackerSchema):
     name = name_field(100, required=True)
-    color = fields.String(required=True, validate=COLOR)
-    category = fields.String(required=True, validate=validate.OneOf(STATUS_CATEGORIES))
-    position = fields.Integer(validate=validate.Range(min=0, max=10_000))
+    color = color_field(required=True)
+    category = choice(STATUS_CATEGORIES, required=True)
+    position = Integer(minimum=0, maximum=10_000)
 
 
 class StatusUpdate(TrackerSchema):
     name = name_field(100)
-    color = fields.String(validate=COLOR)
-    category = fields.String(validate=validate.OneOf(STATUS_CATEGORIES))
-    position = fields.Integer(validate=validate.Range(min=0, max=10_000))
+    color = color_field()
+    category = choice(STATUS_CATEGORIES)
+    position = Integer(minimum=0, maximum=10_000)
 
 
 class Label(ma.Schema):
@@ -146,4 +144,4 @@ class LabelList(ma.Schema):
 
 class LabelCreate(TrackerSchema):
     name = name_field(100, required=True)
-    color = fields.String(required=True, validate=COLOR)
+    color = color_field(required=True)

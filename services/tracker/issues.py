@@ -26,6 +26,7 @@ from services.tracker.access import READ, WRITE, Access, is_member, project_acce
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
 MAX_PER_PAGE = 100
+MAX_NUMBER = 2_147_483_647  # the number column is a 32-bit integer: no issue has a larger one
 Child = aliased(Issue)
 
 
@@ -280,7 +281,7 @@ def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> 
 
 def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
     match = _KEY.match(key)
-    if match is None or match.group(1).upper() != project.key:
+    if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found")
     query = select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
     if lock == "update":
