@@ -164,6 +164,10 @@ def test_user_patch_errors(client):
         400,
         "VALIDATION_ERROR",
     )
+    # A body that only looks like a ban is invalid before it is a self-ban.
+    for body in ({"banned": "yes"}, {"banned": 1}, {"superadmin": "false"}):
+        response = client.patch(f"{API}/admin/users/{root.user_id}", json=body, headers=root.headers)
+        assert_error(response, 400, "VALIDATION_ERROR")
 
 
 def test_organizations_list_filter_and_patch(client):
