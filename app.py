@@ -13,6 +13,7 @@ from flask import Flask
 from sqlalchemy import event
 
 import errors
+import security
 from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
 from config import Config
 from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracker_api
@@ -25,6 +26,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.from_object(Config)
     app.config.update(overrides or {})
     Config.check(app.config)
+    security.harden_cookies(app.config)
     app.url_map.converters["uuid"] = LenientUUIDConverter
 
     register_logging(app)
@@ -203,10 +205,7 @@ def register_request_lifecycle(app: Flask) -> None:
             db.session.rollback()
         return response
 
-    @app.after_request
-    def no_sniff(response):
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        return response
+    security.register(app)
 
 
 def _init_api(app: Flask, api, service: str) -> str:
@@ -217,10 +216,31 @@ def _init_api(app: Flask, api, service: str) -> str:
     app.config.setdefault(f"{service.upper()}_OPENAPI_SWAGGER_UI_URL", "/static/vendor/swagger-ui/")
     api.init_app(app)
     api.register_converter(LenientUUIDConverter, uuid_converter_doc)
-    api.spec.components.security_scheme(
-        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-    )
+    api.spec.components.security_scheme(api.security_scheme_name, SECURITY_SCHEMES[service](base))
     return base
+
+
+def _stock_security_scheme(base: str) -> dict:
+    # The spec names OAuth 2.0's password flow with this token URL, but its login takes
+    # JSON (`email`, `senha`) and answers camelCase, which no generic OAuth client sends
+    # or reads: the description says how to get and send the token.
+    return {
+        "type": "oauth2",
+        "description": (
+            f"Get a token with `POST {base}/auth/login` and a JSON body `{{email, senha}}` (not the "
+            "form-encoded OAuth 2.0 grant), then send `Authorization: Bearer <accessToken>`."
+        ),
+        "flows": {"password": {"tokenUrl": f"{base}/auth/login", "scopes": {}}},
+    }
+
+
+def _tracker_security_scheme(_base: str) -> dict:
+    from blueprints.common import bearer_security_scheme
+
+    return bearer_security_scheme()
+
+
+SECURITY_SCHEMES = {"stock": _stock_security_scheme, "tracker": _tracker_security_scheme}
 
 
 def register_apis(app: Flask) -> None:

@@ -9,10 +9,11 @@ from flask_jwt_extended import current_user, verify_jwt_in_request
 from flask_limiter.util import get_remote_address
 from flask_smorest import Blueprint
 
-from extensions import limiter
+from extensions import TOKEN_REQUIREMENT, limiter
 from services.errors import ForbiddenError
 
-BEARER = [{"bearerAuth": []}]
+# Each API documents this requirement with its own security scheme (see ``extensions.ErrorResponses``).
+BEARER = [{TOKEN_REQUIREMENT: []}]
 
 
 def auth_required(*papeis: str):

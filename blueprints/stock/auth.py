@@ -105,7 +105,8 @@ def update_me(body):
     """Atualizar o próprio perfil.
 
     Campos ausentes ou nulos não mudam. Ninguém eleva o próprio `papel`
-    (rebaixar-se é permitido); só um admin troca a própria `lojaId`.
+    (rebaixar-se é permitido); só um admin troca a própria `lojaId`, que
+    deve ser de uma loja existente (422 em `["body", "lojaId"]` se não for).
     """
     return user_service.update_profile(current_user, body)
 

@@ -157,7 +157,8 @@ class RegrasPayload(StockSchema):
     bloqueioCampanha = fields.Boolean(load_default=True)
     qtdMaxima = fields.Integer(load_default=15, strict=True, validate=validate.Range(min=1, max=10000))
     lojasBloqueadas = fields.List(
-        fields.String(validate=validate.Length(min=1)),
+        # Parsed by the service, which reports a malformed id with the other rule errors.
+        fields.String(validate=validate.Length(min=1), metadata={"format": "uuid"}),
         load_default=list,
         metadata={"description": "Store ids (uuid) never used as origin or destination"},
     )
