@@ -290,12 +290,29 @@ Access tokens last 24 h; refresh tokens 7 days (1 day with `remember: false`).
 Refreshing rotates the refresh token: the response carries the new one in
 `refreshToken`, and presenting a used refresh token again revokes its whole
 family. Bodies ignore fields they do not define.
-"""
+
+Request bodies are JSON: another media type answers 415, and an operation that
+takes a body answers 422 (`loc: ["body"]`) without one. A method a path does not
+support answers 405 with `Allow`.
+""" + (
+    f"A URL over {security.MAX_URL_BYTES // 1024} KiB answers 414 and request headers over "
+    f"{security.MAX_HEADER_BYTES // 1024} KiB 431, in the same error body.\n"
+)
 
 TRACKER_DESCRIPTION = """\
 Tracker: organizations, workspaces, projects, issues and platform administration.
 
 Errors answer `{"error": "CODE", "message": "text"}`, plus `details`
-(`[{field, message}]`) on `VALIDATION_ERROR`. A resource in an organization
-the caller does not belong to answers 404 `NOT_FOUND`.
-"""
+(`[{field, message}]`) on `VALIDATION_ERROR`, `field` on a `CONFLICT` caused by
+one field's value, and `resource`, `limit`, `current` and `plan` on
+`PLAN_LIMIT_REACHED`. A resource in an organization the caller does not belong
+to answers 404 `NOT_FOUND`.
+
+Request bodies are JSON: another media type answers 415
+`UNSUPPORTED_MEDIA_TYPE`, and an operation that takes a body answers 400
+`VALIDATION_ERROR` (field `body`) without one. A method a path does not support
+answers 405 `METHOD_NOT_ALLOWED` with `Allow`.
+""" + (
+    f"A URL over {security.MAX_URL_BYTES // 1024} KiB answers 414 `URI_TOO_LONG` and request headers "
+    f"over {security.MAX_HEADER_BYTES // 1024} KiB 431 `HEADERS_TOO_LARGE`.\n"
+)

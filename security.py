@@ -37,8 +37,8 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
 }
 
-# Below gunicorn's own limits (a request line of 8190 bytes, 8190 per header field), so a
-# client of either API gets its error in JSON; beyond those, gunicorn answers first.
+# Below gunicorn's own limits (gunicorn.conf.py: a request line of 8190 bytes, 16 KiB per
+# header field), so a client of either API gets its error in JSON.
 MAX_URL_BYTES = 4096
 MAX_HEADER_BYTES = 8192
 
