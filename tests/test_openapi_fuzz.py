@@ -52,16 +52,24 @@ def _nul_characters(failure, case, request) -> bool:
 
 
 def _numbers_as_booleans(failure, case, request) -> bool:
-    """A JSON boolean given as 0 or 1 and taken."""
+    """A JSON boolean given as a number (0, 1, 0.0) and taken."""
     if failure.code != "ST201":
         return False
-    # Each way the request broke its schema, on a line of its own: "<a -> b>: Incorrect type".
+    # Each way the request broke its schema, on a line of its own, as the coverage phase
+    # ("a -> b: Incorrect type") or the fuzzing phase ("violates `type` at /properties/a
+    # (was boolean, became number)") words it.
     broken = re.findall(r"(?:in body - |^\s+- )(?:body: )?(.+)$", failure.message, re.M)
-    suffix = ": Incorrect type"
-    return bool(broken) and all(
-        line.endswith(suffix) and _is_bit(_value_at(case.body, line.removesuffix(suffix).split(" -> ")))
-        for line in broken
-    )
+    paths = []
+    for line in broken:
+        coverage = re.fullmatch(r"(.+): Incorrect type", line)
+        fuzzing = re.fullmatch(r"violates `type` at (\S+) \(was boolean, became number\)", line)
+        if coverage:
+            paths.append(coverage.group(1).split(" -> "))
+        elif fuzzing:
+            paths.append([p for p in fuzzing.group(1).split("/") if p and p != "properties"])
+        else:
+            return False
+    return bool(paths) and all(_is_bit(_value_at(case.body, path)) for path in paths)
 
 
 def _integers_past_the_database(failure, case, request) -> bool:
@@ -76,7 +84,7 @@ def _value_at(value, path: list[str]):
 
 
 def _is_bit(value) -> bool:
-    return type(value) is int and value in (0, 1)
+    return type(value) in (int, float) and value in (0, 1)
 
 
 def _integers(*values):
@@ -440,6 +448,12 @@ def test_pending_kinds_match_only_their_own_failures():
     assert not _numbers_as_booleans(one, Obj(body={"features": {"audit_log": "no"}}), request())
     both = failure("ST201", "Invalid component: in body\n  - a: Incorrect type\n  - b: violates `maxLength`")
     assert not _numbers_as_booleans(both, Obj(body={"a": 1, "b": "xx"}), request())
+    fuzzed = failure(
+        "ST201",
+        "Invalid component: in body - violates `type` at /properties/f/properties/d (was boolean, became number)",
+    )
+    assert _numbers_as_booleans(fuzzed, Obj(body={"f": {"d": 0.0}}), request())
+    assert not _numbers_as_booleans(fuzzed, Obj(body={"f": {"d": 7}}), request())
 
     huge = Obj(query={"offset": 2**70}, body=None)
     assert _integers_past_the_database(failure("ST101"), huge, request())
