@@ -13,6 +13,7 @@ from flask import Flask
 from sqlalchemy import event
 
 import errors
+import security
 from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
 from blueprints.parsing import Request
 from config import Config
@@ -27,6 +28,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.from_object(Config)
     app.config.update(overrides or {})
     Config.check(app.config)
+    security.harden_cookies(app.config)
     app.url_map.converters["uuid"] = LenientUUIDConverter
 
     register_logging(app)
@@ -224,10 +226,7 @@ def register_request_lifecycle(app: Flask) -> None:
             db.session.rollback()
         return response
 
-    @app.after_request
-    def no_sniff(response):
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        return response
+    security.register(app)
 
 
 def _init_api(app: Flask, api, service: str) -> str:
@@ -238,10 +237,31 @@ def _init_api(app: Flask, api, service: str) -> str:
     app.config.setdefault(f"{service.upper()}_OPENAPI_SWAGGER_UI_URL", "/static/vendor/swagger-ui/")
     api.init_app(app)
     api.register_converter(LenientUUIDConverter, uuid_converter_doc)
-    api.spec.components.security_scheme(
-        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-    )
+    api.spec.components.security_scheme(api.security_scheme_name, SECURITY_SCHEMES[service](base))
     return base
+
+
+def _stock_security_scheme(base: str) -> dict:
+    # The spec names OAuth 2.0's password flow with this token URL, but its login takes
+    # JSON (`email`, `senha`) and answers camelCase, which no generic OAuth client sends
+    # or reads: the description says how to get and send the token.
+    return {
+        "type": "oauth2",
+        "description": (
+            f"Get a token with `POST {base}/auth/login` and a JSON body `{{email, senha}}` (not the "
+            "form-encoded OAuth 2.0 grant), then send `Authorization: Bearer <accessToken>`."
+        ),
+        "flows": {"password": {"tokenUrl": f"{base}/auth/login", "scopes": {}}},
+    }
+
+
+def _tracker_security_scheme(_base: str) -> dict:
+    from blueprints.common import bearer_security_scheme
+
+    return bearer_security_scheme()
+
+
+SECURITY_SCHEMES = {"stock": _stock_security_scheme, "tracker": _tracker_security_scheme}
 
 
 def register_apis(app: Flask) -> None:
@@ -310,14 +330,23 @@ and integer has the bounds its schema shows. Integers and booleans in bodies
 must be JSON integers and booleans (`1.5`, `"3"` and `"yes"` are refused);
 query strings carry them as text. A 422 lists at most 20 errors, with long
 messages cut.
-"""
+
+Request bodies are JSON: another media type answers 415, and an operation that
+takes a body answers 422 (`loc: ["body"]`) without one. A method a path does not
+support answers 405 with `Allow`.
+""" + (
+    f"A URL over {security.MAX_URL_BYTES // 1024} KiB answers 414 and request headers over "
+    f"{security.MAX_HEADER_BYTES // 1024} KiB 431, in the same error body.\n"
+)
 
 TRACKER_DESCRIPTION = """\
 Tracker: organizations, workspaces, projects, issues and platform administration.
 
 Errors answer `{"error": "CODE", "message": "text"}`, plus `details`
-(`[{field, message}]`) on `VALIDATION_ERROR`. A resource in an organization
-the caller does not belong to answers 404 `NOT_FOUND`.
+(`[{field, message}]`) on `VALIDATION_ERROR`, `field` on a `CONFLICT` caused by
+one field's value, and `resource`, `limit`, `current` and `plan` on
+`PLAN_LIMIT_REACHED`. A resource in an organization the caller does not belong
+to answers 404 `NOT_FOUND`.
 
 Anyone may register; registering answers the same for a known and an unknown
 address, and the address counts (accepting invitations, the configured
@@ -335,4 +364,12 @@ hold tabs and line breaks); every string, list and integer has the bounds its
 schema shows. Integers and booleans in bodies must be JSON integers and
 booleans (`1.5`, `"3"` and `"yes"` are refused); query strings carry them as
 text. `details` lists at most 20 errors, with long messages cut.
-"""
+
+Request bodies are JSON: another media type answers 415
+`UNSUPPORTED_MEDIA_TYPE`, and an operation that takes a body answers 400
+`VALIDATION_ERROR` (field `body`) without one. A method a path does not support
+answers 405 `METHOD_NOT_ALLOWED` with `Allow`.
+""" + (
+    f"A URL over {security.MAX_URL_BYTES // 1024} KiB answers 414 `URI_TOO_LONG` and request headers "
+    f"over {security.MAX_HEADER_BYTES // 1024} KiB 431 `HEADERS_TOO_LARGE`.\n"
+)

@@ -13,8 +13,9 @@ from itertools import islice
 from typing import Any
 
 from flask import Flask, current_app, jsonify, render_template, request
-from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
+from extensions import MISSING_BODY
 from services.errors import DomainError, FieldError, ValidationFailed
 
 log = logging.getLogger(__name__)
@@ -37,9 +38,11 @@ TRACKER_CODES = {
     405: "METHOD_NOT_ALLOWED",
     409: "CONFLICT",
     413: "PAYLOAD_TOO_LARGE",
+    414: "URI_TOO_LONG",
     415: "UNSUPPORTED_MEDIA_TYPE",
     422: "VALIDATION_ERROR",
     429: "RATE_LIMITED",
+    431: "HEADERS_TOO_LARGE",
 }
 
 # The stock dialect is read by Brazilian planners: shared error codes get
@@ -53,6 +56,9 @@ STOCK_TEXT = {
     "FORBIDDEN": "Sem permissão para esta ação",
     "NOT_FOUND": "Não encontrado",
     "METHOD_NOT_ALLOWED": "Método não permitido",
+    "UNSUPPORTED_MEDIA_TYPE": "O corpo deve ser application/json",
+    "URI_TOO_LONG": "URL longa demais",
+    "HEADERS_TOO_LARGE": "Cabeçalhos grandes demais",
     "RATE_LIMITED": "Muitas tentativas; tente novamente mais tarde",
     "PAYLOAD_TOO_LARGE": "Corpo da requisição grande demais",
     "INTERNAL_ERROR": "Erro interno",
@@ -68,6 +74,7 @@ LOCATIONS = {"json": "body", "form": "body", "query": "query", "view_args": "pat
 MESSAGE_TYPES = (
     ("Missing data for required field", "missing"),
     ("Field may not be null", "missing"),
+    (MISSING_BODY, "missing"),
     ("Not a valid UUID", "uuid_parsing"),
     ("Not a valid integer", "int_parsing"),
     ("Not a valid number", "float_parsing"),
@@ -205,6 +212,9 @@ def handle_http_exception(exc: HTTPException):
     data = getattr(exc, "data", None) or {}
     status = exc.code or 500
     headers = dict(data.get("headers") or {})
+    if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
+        # RFC 9110: a 405 names the methods the resource does support.
+        headers["Allow"] = ", ".join(sorted(exc.valid_methods))
     messages = data.get("messages")
     if messages is not None and status in (400, 422):
         # webargs: the body, query or path failed its schema (or is not JSON).

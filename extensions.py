@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import http
 
+import flask_smorest
+import marshmallow as ma
+from apispec import BasePlugin
 from flask_babel import Babel
 from flask_htmx import HTMX
 from flask_jwt_extended import JWTManager
@@ -15,6 +18,9 @@ from flask_smorest.utils import prepare_response
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
+from webargs import core as webargs_core
+from webargs.flaskparser import FlaskParser, is_json_request
+from werkzeug.exceptions import UnsupportedMediaType
 
 from schemas.common import StockError, StockValidationError, TrackerError
 
@@ -32,35 +38,143 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
+# What ``auth_required`` writes in an operation's ``security``; each API names its own scheme.
+TOKEN_REQUIREMENT = "bearerAuth"
+
+
+def unauthorized_headers() -> dict:
+    """Both dialects send it with every 401 (``errors.error_response``)."""
+    return {"WWW-Authenticate": {"description": "`Bearer`", "schema": {"type": "string"}}}
+
+
+class ErrorResponses(BasePlugin):
+    """Documents on every operation the errors it can answer, in its API's dialect.
+
+    A route's own ``alt_response`` wins; this only fills in what it left out:
+    401 and 403 (banned account, role) where a bearer token is required, 404
+    where the path names a resource, the validation status where there is a
+    query or body to validate (and a path, where the API validates it), and
+    the dialect's error body (and a 401's ``WWW-Authenticate``) on any error
+    response declared without one.
+    """
+
+    def __init__(self, api: ServiceApi):
+        self.api = api
+
+    def operation_helper(self, path=None, operations=None, **kwargs):
+        api = self.api
+        for operation in (operations or {}).values():
+            responses = operation.setdefault("responses", {})
+            documented = {str(code) for code in responses}
+
+            def add(status: int, documented=documented, responses=responses) -> None:
+                if str(status) not in documented:
+                    responses[status] = http.HTTPStatus(status).name
+
+            security = operation.get("security")
+            if security:
+                operation["security"] = [
+                    {api.security_scheme_name if name == TOKEN_REQUIREMENT else name: scopes}
+                    for requirement in security
+                    for name, scopes in requirement.items()
+                ]
+                add(401)
+                add(403)
+            has_path_values = "{" in (path or "")
+            if has_path_values:
+                add(404)
+            has_input = "requestBody" in operation or any(
+                isinstance(p, dict) and p.get("in") == "query" for p in operation.get("parameters", [])
+            )
+            if has_input or (has_path_values and api.path_errors_are_validation):
+                add(api.validation_status)
+            for code, response in responses.items():
+                if not (isinstance(response, dict) and "$ref" not in response and str(code).isdigit()):
+                    continue
+                if int(code) >= 400 and "content" not in response:
+                    name = api.error_schema_name(int(code))
+                    response["content"] = {api.DEFAULT_RESPONSE_CONTENT_TYPE: {"schema": name}}
+                if int(code) == 401:
+                    response.setdefault("headers", unauthorized_headers())
+
+
 class ServiceApi(Api):
     """An ``Api`` that leaves error handling to the app and documents its own dialect.
 
     flask-smorest registers its ``HTTPException`` handler on the whole app, so
     a second instance would silently replace the first one's. ``errors.py``
     installs one handler that answers in the dialect of the service a request
-    belongs to; this class only makes the OpenAPI document describe that dialect.
+    belongs to; this class only makes the OpenAPI document describe that dialect:
+    its error bodies, the errors each operation can answer (``ErrorResponses``)
+    and its security scheme.
     """
 
-    def __init__(self, *, error_schema, validation_error_schema, **kwargs):
+    def __init__(
+        self,
+        *,
+        error_schema,
+        validation_error_schema,
+        validation_status: int,
+        path_errors_are_validation: bool,
+        security_scheme_name: str,
+        error_texts: dict[int, str],
+        **kwargs,
+    ):
         self._error_schema = error_schema
         self._validation_error_schema = validation_error_schema
-        super().__init__(**kwargs)
+        self.validation_status = validation_status
+        self.path_errors_are_validation = path_errors_are_validation
+        self.security_scheme_name = security_scheme_name
+        self._error_texts = error_texts
+        super().__init__(spec_kwargs={"extra_plugins": [ErrorResponses(self)]}, **kwargs)
 
     def _register_error_handlers(self):
         return None
 
+    def error_schema_name(self, status: int) -> str:
+        schema = self._validation_error_schema if status == self.validation_status else self._error_schema
+        return schema.__name__
+
     def _register_responses(self):
+        for schema in {self._error_schema, self._validation_error_schema}:
+            self.spec.components.schema(schema.__name__, schema=schema)
         for status in http.HTTPStatus:
-            response: dict = {"description": status.phrase}
+            response: dict = {"description": self._error_texts.get(status, status.phrase)}
             if status >= 200 and status not in (204, 304):
                 validation = status in (400, 422)
                 response["schema"] = self._validation_error_schema if validation else self._error_schema
+            if status == 401:
+                response["headers"] = unauthorized_headers()
             prepare_response(response, self.spec, self.DEFAULT_RESPONSE_CONTENT_TYPE)
             self.spec.components.response(status.name, response, lazy=True)
         response = {"description": "Error", "schema": self._error_schema}
         prepare_response(response, self.spec, self.DEFAULT_RESPONSE_CONTENT_TYPE)
         self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
 
+
+class JsonBodyParser(FlaskParser):
+    """Request bodies of both APIs, as their documents declare them: JSON, and required.
+
+    A body in another media type answers 415 instead of being read as no body at
+    all, and a missing (or empty) body fails validation at ``body`` like a missing
+    field, instead of loading as ``{}``.
+    """
+
+    def load_json(self, req, schema):
+        # Content-Length too: a form body may already have been read (the sign-in throttle's key).
+        if not is_json_request(req) and (req.content_length or req.get_data(cache=True)):
+            raise UnsupportedMediaType("Request bodies must be application/json")
+        data = super().load_json(req, schema)
+        if data is webargs_core.missing:
+            raise ma.ValidationError([MISSING_BODY])
+        return data
+
+
+MISSING_BODY = "A JSON body is required"
+
+# flask-smorest reads the parser from its Blueprint class when a route is declared;
+# every API blueprint imports this module first.
+flask_smorest.Blueprint.ARGUMENTS_PARSER = JsonBodyParser()
 
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate(render_as_batch=True, compare_type=True)
@@ -70,8 +184,35 @@ htmx = HTMX()
 # Storage comes from RATELIMIT_STORAGE_URI (Redis in production, memory on a laptop).
 limiter = Limiter(key_func=get_remote_address)
 stock_api = ServiceApi(
-    config_prefix="STOCK", error_schema=StockError, validation_error_schema=StockValidationError
+    config_prefix="STOCK",
+    error_schema=StockError,
+    validation_error_schema=StockValidationError,
+    validation_status=422,
+    # A malformed uuid in the path is a 422 with ``loc: ["path", name]``, as FastAPI answers.
+    path_errors_are_validation=True,
+    security_scheme_name="OAuth2PasswordBearer",
+    error_texts={
+        401: "Token de acesso ausente, inválido ou expirado (`WWW-Authenticate: Bearer`)",
+        403: "Conta bloqueada ou papel sem permissão para esta ação",
+        404: "Não encontrado",
+        409: "O estado atual não permite a ação",
+        422: "Corpo, caminho ou query inválidos: `detail` lista cada erro com `loc`, `msg` e `type`",
+    },
 )
 tracker_api = ServiceApi(
-    config_prefix="TRACKER", error_schema=TrackerError, validation_error_schema=TrackerError
+    config_prefix="TRACKER",
+    error_schema=TrackerError,
+    validation_error_schema=TrackerError,
+    validation_status=400,
+    # Anything the path names that does not parse is simply not found.
+    path_errors_are_validation=False,
+    security_scheme_name=TOKEN_REQUIREMENT,
+    error_texts={
+        400: "VALIDATION_ERROR, with `details` per field",
+        401: "UNAUTHORIZED (no or invalid access token) or TOKEN_EXPIRED (`WWW-Authenticate: Bearer`)",
+        402: "PLAN_LIMIT_REACHED, with `resource`, `limit`, `current` and `plan`",
+        403: "FORBIDDEN (role or not a superadmin), USER_BANNED or ORGANIZATION_SUSPENDED",
+        404: "NOT_FOUND, also for anything outside the caller's organizations",
+        409: "CONFLICT, with `field` when one field's value is the cause",
+    },
 )

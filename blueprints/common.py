@@ -11,10 +11,11 @@ from flask_limiter.util import get_remote_address
 from flask_smorest import Blueprint
 from jwt.exceptions import PyJWTError
 
-from extensions import limiter
+from extensions import TOKEN_REQUIREMENT, limiter
 from services.stock.access import ensure_stock_access
 
-BEARER = [{"bearerAuth": []}]
+# Each API documents this requirement with its own security scheme (see ``extensions.ErrorResponses``).
+BEARER = [{TOKEN_REQUIREMENT: []}]
 
 
 def auth_required():

@@ -48,4 +48,18 @@ class TrackerErrorDetail(ma.Schema):
 class TrackerError(ma.Schema):
     error = ma.fields.String(required=True, metadata={"description": "Machine-readable code"})
     message = ma.fields.String(required=True)
-    details = ma.fields.List(ma.fields.Nested(TrackerErrorDetail))
+    details = ma.fields.List(
+        ma.fields.Nested(TrackerErrorDetail), metadata={"description": "On VALIDATION_ERROR: each bad field"}
+    )
+    field = ma.fields.String(
+        metadata={"description": "On CONFLICT, when one field's value is the cause (`email`, `slug`, ...)"}
+    )
+    resource = ma.fields.String(
+        metadata={
+            "description": "On PLAN_LIMIT_REACHED: the limit reached (`members`, `projects`, `issues`, "
+            "`storage_bytes`)"
+        }
+    )
+    limit = ma.fields.Integer(metadata={"description": "On PLAN_LIMIT_REACHED: what the plan allows"})
+    current = ma.fields.Integer(metadata={"description": "On PLAN_LIMIT_REACHED: what is used now"})
+    plan = ma.fields.String(metadata={"description": "On PLAN_LIMIT_REACHED: the organization's plan"})

@@ -30,9 +30,16 @@ def test_each_service_has_its_own_openapi_document(client):
     assert not any(p.startswith("/tracker") for p in stock["paths"])
     assert "/tracker/health" in tracker["paths"]
     assert "/api/v1/estoque" not in tracker["paths"]
-    assert stock["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    scheme = stock["components"]["securitySchemes"]["OAuth2PasswordBearer"]
+    assert scheme["type"] == "oauth2"
+    assert scheme["flows"] == {"password": {"tokenUrl": "/api/v1/auth/login", "scopes": {}}}
+    assert list(stock["components"]["securitySchemes"]) == ["OAuth2PasswordBearer"]
     me = stock["paths"]["/api/v1/auth/me"]["get"]
-    assert me["security"] == [{"bearerAuth": []}]
+    assert me["security"] == [{"OAuth2PasswordBearer": []}]
+    assert tracker["components"]["securitySchemes"] == {
+        "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    }
+    assert tracker["paths"]["/tracker/api/v1/auth/me"]["get"]["security"] == [{"bearerAuth": []}]
     pid = stock["paths"]["/api/v1/produtos/{pid}"]["parameters"][0]
     assert pid["schema"] == {"type": "string", "format": "uuid"}
 

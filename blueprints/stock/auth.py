@@ -116,7 +116,8 @@ def update_me(body):
     """Atualizar o próprio perfil.
 
     Campos ausentes ou nulos não mudam. Ninguém eleva o próprio `papel`
-    (rebaixar-se é permitido); só um admin troca a própria `lojaId`.
+    (rebaixar-se é permitido); só um admin troca a própria `lojaId`, que
+    deve ser de uma loja existente (422 em `["body", "lojaId"]` se não for).
 
     Trocar o `email` exige `senhaAtual` (senão 403) e só vale depois que o link
     enviado ao novo endereço for aberto: até lá a resposta mostra o e-mail atual e

@@ -63,5 +63,8 @@ def estoque(query):
 @blp.arguments(CellQuery, location="query")
 @blp.response(200, EstoqueCell)
 def estoque_cell(query):
-    """Detalhe de uma célula loja x produto x tamanho: estoque, vendas recentes e cobertura."""
+    """Detalhe de uma célula loja x produto x tamanho: estoque, vendas recentes e cobertura.
+
+    Loja ou produto inexistentes respondem 404; um `tamanho` fora da grade do produto, 422.
+    """
     return catalogue.cell_detail(query["lojaId"], query["produtoId"], query["tamanho"])

@@ -209,6 +209,7 @@ def put_regras(body):
 
     Pesos inteiros 0–100 (pelo menos um maior que zero); `1 <= qtdMinima <= qtdMaxima`;
     `periodo` em "7", "14", "30", "60", "90"; `lojasBloqueadas` são ids de lojas existentes.
+    As regras entre campos e as lojas inexistentes respondem 422, todas de uma vez.
     Valem a partir do próximo lote gerado.
     """
     return batches.update_rules(body, current_user)

@@ -1,24 +1,17 @@
-"""The tracker's usual error answers, documented once for every route."""
+"""The tracker's usual error answers, documented on a route by code."""
 
 from __future__ import annotations
 
-from schemas.common import TrackerError
-
-ERROR_TEXTS = {
-    400: "VALIDATION_ERROR, with `details` per field",
-    402: "PLAN_LIMIT_REACHED, with `resource`, `limit` and `current`",
-    403: "FORBIDDEN (role) or ORGANIZATION_SUSPENDED",
-    404: "NOT_FOUND, also for anything outside the caller's organizations",
-    409: "CONFLICT",
-}
+import http
 
 
 def error_responses(blp, *codes: int):
-    """Document ``codes`` on a route of ``blp`` with the tracker's error body."""
+    """Document ``codes`` on a route of ``blp``: the tracker API's shared error responses
+    (the error body and what each code means, see ``extensions.tracker_api``)."""
 
     def decorator(func):
         for code in codes:
-            func = blp.alt_response(code, schema=TrackerError, description=ERROR_TEXTS[code])(func)
+            func = blp.alt_response(code, response=http.HTTPStatus(code).name)(func)
         return func
 
     return decorator

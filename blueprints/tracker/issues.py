@@ -86,9 +86,10 @@ def get_issue(slug, project_id, key):
 def update_issue(body, slug, project_id, key):
     """Change any subset of the create fields; `null` clears an optional one.
 
-    `label_ids` replaces the whole set. A `parent_id` that is the issue itself
-    or one of its descendants is refused (400). Growing the text past the
-    plan's storage answers 402.
+    `label_ids` replaces the whole set. The references and dates are checked
+    as on create (400 with `details`), and a `parent_id` that is the issue
+    itself or one of its descendants is refused (400). Growing the text past
+    the plan's storage answers 402.
     """
     return issues.update_issue(current_user, slug, project_id, key, body)
 
@@ -111,8 +112,9 @@ def create_relation(body, slug, project_id, key):
     """Relate this issue to another issue of the organization; the inverse is created too
     (`blocks` / `is_blocked_by`, `relates_to`, `duplicates`).
 
-    409 for a relation to itself, for a second relation between the same two
-    issues (in either direction), and for a `blocks` chain that would loop.
+    400 when `related_issue_id` names no issue of the organization; 409 for a
+    relation to itself, for a second relation between the same two issues (in
+    either direction), and for a `blocks` chain that would loop.
     Answers `{id, type, issue: {id, key, title}}`; `id` is what DELETE takes.
     """
     return relations.create_relation(

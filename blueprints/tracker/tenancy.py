@@ -14,7 +14,7 @@ from flask_jwt_extended import current_user
 from blueprints.common import auth_required
 from blueprints.parsing import Blueprint
 from blueprints.tracker.docs import error_responses
-from schemas.tracker.accounts import MyOrganization
+from schemas.tracker.accounts import MyOrganizationList
 from schemas.tracker.tenancy import (
     Invitation,
     InvitationCreate,
@@ -61,10 +61,10 @@ _errors = partial(error_responses, blp)
 
 @orgs_blp.route("", methods=["GET"])
 @auth_required()
-@orgs_blp.response(200, MyOrganization(many=True))
+@orgs_blp.response(200, MyOrganizationList)
 def list_organizations():
-    """The organizations I belong to, with my role."""
-    return accounts.my_organizations(current_user)
+    """The organizations I belong to, with my role, as `{"organizations": [...]}` like every list."""
+    return {"organizations": accounts.my_organizations(current_user)}
 
 
 @orgs_blp.route("/<uuid:organization_id>/members", methods=["GET"])

@@ -161,7 +161,8 @@ class RegrasPayload(StockSchema):
     bloqueioCampanha = Boolean(load_default=True)
     qtdMaxima = Integer(load_default=15, minimum=1, maximum=10000)
     lojasBloqueadas = List(
-        Text(min_length=1, max_length=64),
+        # Parsed by the service, which reports a malformed id with the other rule errors.
+        Text(min_length=1, max_length=64, metadata={"format": "uuid"}),
         max_items=MAX_LOJAS_BLOQUEADAS,
         load_default=list,
         metadata={"description": "Store ids (uuid) never used as origin or destination"},

@@ -65,6 +65,10 @@ class MyOrganization(ma.Schema):
     suspended = fields.Boolean()
 
 
+class MyOrganizationList(ma.Schema):
+    organizations = fields.List(fields.Nested(MyOrganization), required=True)
+
+
 class Me(RegisteredUser):
     avatar_url = fields.String(allow_none=True)
     superadmin = fields.Boolean()

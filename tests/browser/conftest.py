@@ -64,8 +64,15 @@ def page(browser, live_server):
     )
     page = context.new_page()
     page.set_default_timeout(10_000)
+    refused: list[str] = []
+    # Chromium reports each resource or inline code the Content-Security-Policy blocks on the console.
+    page.on(
+        "console",
+        lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
+    )
     yield page
     context.close()
+    assert not refused, f"the page broke its Content-Security-Policy: {refused}"
 
 
 @pytest.fixture

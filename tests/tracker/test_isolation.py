@@ -124,7 +124,8 @@ def test_lists_show_only_ones_own_organizations(client, world):
     assert [
         w["slug"] for w in client.get(f"{API}/workspaces", headers=b.headers).get_json()["workspaces"]
     ] == [b.slug]
-    assert [o["id"] for o in client.get(f"{API}/organizations", headers=b.headers).get_json()] == [b.org_id]
+    organizations = client.get(f"{API}/organizations", headers=b.headers).get_json()["organizations"]
+    assert [o["id"] for o in organizations] == [b.org_id]
     me = client.get(f"{API}/auth/me", headers=b.headers).get_json()
     assert [o["id"] for o in me["organizations"]] == [b.org_id]
     assert client.get(f"{API}/invitations", headers=b.headers).get_json()["invitations"] == []

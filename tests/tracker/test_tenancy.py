@@ -366,5 +366,5 @@ def test_removing_and_leaving(client):
     assert_error(client.delete(f"{members_url}/{member.user_id}", headers=owner.headers), 404, "NOT_FOUND")
     # Gone members see nothing of the organization any more.
     assert_error(client.get(f"{API}/workspaces/{owner.slug}", headers=member.headers), 404, "NOT_FOUND")
-    listed = client.get(f"{API}/organizations", headers=owner.headers).get_json()
+    listed = client.get(f"{API}/organizations", headers=owner.headers).get_json()["organizations"]
     assert [o["id"] for o in listed] == [owner.org_id]

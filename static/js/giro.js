@@ -1,0 +1,28 @@
+// Every page loads this in <head>, before the body is parsed.
+(function () {
+  "use strict";
+  // Marks that scripts run, so buttons only needed without JavaScript can hide.
+  document.documentElement.classList.add("js");
+
+  // The Content-Security-Policy refuses inline style attributes, so lengths and colours
+  // that come from data (a bar's width, a label's colour) travel as
+  // data-vars="--w: 40%; --c: #1a2b3c" and become CSS custom properties here, on every
+  // element as it is parsed or swapped in. Only custom properties are set.
+  function apply(element) {
+    element.getAttribute("data-vars").split(";").forEach(function (declaration) {
+      var colon = declaration.indexOf(":");
+      var name = declaration.slice(0, colon).trim();
+      if (colon > 0 && name.indexOf("--") === 0) {
+        element.style.setProperty(name, declaration.slice(colon + 1).trim());
+      }
+    });
+  }
+  function scan(node) {
+    if (node.nodeType !== 1) { return; }
+    if (node.hasAttribute("data-vars")) { apply(node); }
+    node.querySelectorAll("[data-vars]").forEach(apply);
+  }
+  new MutationObserver(function (records) {
+    records.forEach(function (record) { record.addedNodes.forEach(scan); });
+  }).observe(document.documentElement, {childList: true, subtree: true});
+})();
