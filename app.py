@@ -190,7 +190,7 @@ def register_request_lifecycle(app: Flask) -> None:
     from werkzeug.exceptions import RequestEntityTooLarge
 
     from blueprints.converters import InvalidPathValue
-    from schemas.fields import CONTROL, CONTROL_MESSAGE
+    from schemas.fields import CONTROL
     from services.errors import FieldError, NotFoundError, ValidationFailed
 
     @app.before_request
@@ -205,10 +205,10 @@ def register_request_lifecycle(app: Flask) -> None:
     def reject_invalid_path_values(_endpoint, values):
         if not values:
             return
-        # Path strings (slugs, keys, plan ids) obey the same text rules as bodies and queries.
-        unclean = [name for name, value in values.items() if type(value) is str and CONTROL.search(value)]
-        if unclean:
-            raise ValidationFailed([FieldError(("path", name), CONTROL_MESSAGE) for name in unclean])
+        # No slug, key or plan id holds a control character: such a path names nothing,
+        # and is refused before it reaches a query.
+        if any(type(value) is str and CONTROL.search(value) for value in values.values()):
+            raise NotFoundError("Resource not found")
         bad = [name for name, value in values.items() if isinstance(value, InvalidPathValue)]
         if not bad:
             return
@@ -256,9 +256,7 @@ def _stock_security_scheme(base: str) -> dict:
 
 
 def _tracker_security_scheme(_base: str) -> dict:
-    from blueprints.common import bearer_security_scheme
-
-    return bearer_security_scheme()
+    return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
 
 
 SECURITY_SCHEMES = {"stock": _stock_security_scheme, "tracker": _tracker_security_scheme}

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import http
 
-import flask_smorest
-import marshmallow as ma
 from apispec import BasePlugin
 from flask_babel import Babel
 from flask_htmx import HTMX
@@ -18,9 +16,6 @@ from flask_smorest.utils import prepare_response
 from flask_sqlalchemy import SQLAlchemy
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
-from webargs import core as webargs_core
-from webargs.flaskparser import FlaskParser, is_json_request
-from werkzeug.exceptions import UnsupportedMediaType
 
 from schemas.common import StockError, StockValidationError, TrackerError
 
@@ -152,29 +147,8 @@ class ServiceApi(Api):
         self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
 
 
-class JsonBodyParser(FlaskParser):
-    """Request bodies of both APIs, as their documents declare them: JSON, and required.
-
-    A body in another media type answers 415 instead of being read as no body at
-    all, and a missing (or empty) body fails validation at ``body`` like a missing
-    field, instead of loading as ``{}``.
-    """
-
-    def load_json(self, req, schema):
-        # Content-Length too: a form body may already have been read (the sign-in throttle's key).
-        if not is_json_request(req) and (req.content_length or req.get_data(cache=True)):
-            raise UnsupportedMediaType("Request bodies must be application/json")
-        data = super().load_json(req, schema)
-        if data is webargs_core.missing:
-            raise ma.ValidationError([MISSING_BODY])
-        return data
-
-
+# A request that must carry a JSON body and carries none (see ``blueprints.parsing``).
 MISSING_BODY = "A JSON body is required"
-
-# flask-smorest reads the parser from its Blueprint class when a route is declared;
-# every API blueprint imports this module first.
-flask_smorest.Blueprint.ARGUMENTS_PARSER = JsonBodyParser()
 
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate(render_as_batch=True, compare_type=True)

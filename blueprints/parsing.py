@@ -20,9 +20,11 @@ from typing import Any
 
 import flask
 import flask_smorest
-from webargs import core
+import marshmallow as ma
 from webargs.flaskparser import FlaskParser, abort, is_json_request
+from werkzeug.exceptions import UnsupportedMediaType
 
+from extensions import MISSING_BODY
 from schemas.fields import json_body
 
 MAX_DEPTH = 32
@@ -138,14 +140,21 @@ class Request(flask.Request):
 
 
 class Parser(FlaskParser):
-    """webargs parser of both APIs: bounded JSON, and typed values in JSON bodies."""
+    """webargs parser of both APIs: bodies as their documents declare them (JSON, and
+    required), parsed within bounds, with typed values.
+
+    A body in another media type answers 415 instead of being read as no body at
+    all, and a missing (or empty) body fails validation at ``body`` like a missing
+    field, instead of loading as ``{}``.
+    """
 
     def load_json(self, req: flask.Request, schema) -> Any:
-        if not is_json_request(req):
-            return core.missing
+        # Content-Length too: a form body may already have been read (the sign-in throttle's key).
+        if not is_json_request(req) and (req.content_length or req.get_data(cache=True)):
+            raise UnsupportedMediaType("Request bodies must be application/json")
         data = req.get_data(cache=True)
         if not data:
-            return core.missing
+            raise ma.ValidationError([MISSING_BODY])
         if isinstance(req, Request):
             # Parsed once per request: the sign-in throttle has often read it already.
             parsed = req.get_json(silent=True)

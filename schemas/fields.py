@@ -33,6 +33,12 @@ CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 # The same, but tab, line feed and carriage return are part of multi-line text.
 CONTROL_MULTILINE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 CONTROL_MESSAGE = "Must not contain control characters or invalid Unicode."
+# CONTROL and CONTROL_MULTILINE as JSON Schema patterns, for the OpenAPI documents. Lone
+# surrogates are left out: no valid JSON text holds one, and many regex engines (Rust's,
+# ECMAScript's without the `u` flag) cannot name them in a class.
+SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+EMAIL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*\\.[^\\u0000-\\u001f\\u007f-\\u009f.]{2,}$"
+MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
 
 # Base-10 digits as text (no "1_000", no "١٢"); longer ones cannot pass any range here.
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,30}")
@@ -88,7 +94,10 @@ class Text(fields.String):
         # in _deserialize, on the trimmed text and before any other validator (an e-mail
         # pattern never scans a megabyte).
         length = Length(min=min_length, max=max_length)
-        super().__init__(validate=_validators([length], validate), **kwargs)
+        # The refused characters, in the document too (a client generated from it knows them).
+        metadata = kwargs.pop("metadata", None) or {}
+        metadata.setdefault("pattern", MULTILINE_PATTERN if multiline else SINGLE_LINE_PATTERN)
+        super().__init__(validate=_validators([length], validate), metadata=metadata, **kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs) -> str:
         text = super()._deserialize(value, attr, data, **kwargs)
@@ -109,7 +118,10 @@ class Email(Text, fields.Email):
     """An e-mail address: trimmed, at most 320 characters (RFC 5321), then checked."""
 
     def __init__(self, *, max_length: int = 320, **kwargs: Any):
-        super().__init__(max_length=max_length, **kwargs)
+        metadata = kwargs.pop("metadata", None) or {}
+        # The checker wants a top-level domain of two or more characters ("a@b.c" is refused).
+        metadata.setdefault("pattern", EMAIL_PATTERN)
+        super().__init__(max_length=max_length, metadata=metadata, **kwargs)
 
 
 def password_field(*, min_length: int, max_length: int = 256, **kwargs: Any) -> Text:
