@@ -554,6 +554,15 @@ def _num(values: np.ndarray, decimals: int = 2) -> list[str]:
     return text[inverse].tolist()
 
 
+# The justification's last sentence, by (campaign at the destination, at the origin).
+_CAMPAIGN_TEXT = {
+    (True, True): " Produto em campanha na origem e no destino.",
+    (True, False): " Produto em campanha no destino.",
+    (False, True): " Produto em campanha na origem.",
+    (False, False): "",
+}
+
+
 def _justifications(
     *,
     q: np.ndarray,
@@ -581,12 +590,6 @@ def _justifications(
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         cover = np.floor(origin_stock / np.where(origin_obs > 0, origin_obs, 1.0))
-    campaign_text = {
-        (True, True): " Produto em campanha na origem e no destino.",
-        (True, False): " Produto em campanha no destino.",
-        (False, True): " Produto em campanha na origem.",
-        (False, False): "",
-    }
     lines = []
     for qi, ds, dob, des, dy, cd, os_, oob, sold, cov, left, need, g, lo, dist, cdst, corg in zip(
         q.tolist(),
@@ -631,7 +634,7 @@ def _justifications(
             f"Destino com {ds} un. e venda média de {dob}/dia nos últimos {history_days} dias "
             f"(demanda estimada {des}/dia; {ruptura}). {origin} Enviar {qi} un. deve vender cerca de "
             f"{g} un. a mais no destino em {horizon} dias.{loss_text} {dist_text}"
-            f"{campaign_text[(cdst, corg)]}"
+            f"{_CAMPAIGN_TEXT[(cdst, corg)]}"
         )
     return lines
 
