@@ -199,7 +199,7 @@ def run(url: str) -> None:
     from sqlalchemy import text
 
     from extensions import db
-    from services.stock import batches
+    from services.stock import generation
 
     app = _app(url)
     with app.app_context():
@@ -207,7 +207,7 @@ def run(url: str) -> None:
         db.session.execute(text("TRUNCATE lotes, recomendacoes, acoes_recomendacao"))
         db.session.commit()
         t0 = time.perf_counter()
-        result = batches.generate(BATCH_DATE)
+        result = generation.generate(BATCH_DATE)
         t1 = time.perf_counter()
         db.session.commit()
         commit = time.perf_counter() - t1

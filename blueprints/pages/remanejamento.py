@@ -32,8 +32,6 @@ from models.auth import User
 from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM, Recomendacao
 from models.stock import Loja, Produto
 from schemas.stock.remanejamento import (
-    CADENCIAS,
-    PERIODOS,
     STATUS_HISTORICO,
     CadencePayload,
     HistoricoQuery,
@@ -43,6 +41,7 @@ from schemas.stock.remanejamento import (
 )
 from services.errors import DomainError, ValidationFailed
 from services.stock import batches, catalogue, decisions, grade, metrics
+from services.stock.rules import CADENCIAS, RULE_FIELDS, RULES
 
 blp = Blueprint("remanejamento", __name__)
 # The context processor's csrf_token() is not visible inside imported macros; globals are.
@@ -782,13 +781,8 @@ def grade_page(pid: str):
 
 # --- rules and cadence -----------------------------------------------------------------------
 
-INT_FIELDS = {
-    "qtdMinima": (1, 10000),
-    "qtdMaxima": (1, 10000),
-    "pesoDistancia": (0, 100),
-    "pesoGiro": (0, 100),
-    "pesoEstoque": (0, 100),
-}
+# The integer rules and their bounds, as the service states them.
+INT_FIELDS = {rule.name: (rule.minimum, rule.maximum) for rule in RULE_FIELDS if rule.minimum is not None}
 
 
 def _rules_form(form) -> tuple[dict, dict[str, str]]:
@@ -818,7 +812,8 @@ def _rules_messages(messages: dict) -> dict[str, str]:
             low, high = INT_FIELDS[name]
             out[name] = _("Use um número inteiro de %(min)s a %(max)s.", min=low, max=high)
         elif name == "periodo":
-            out[name] = _("Escolha 7, 14, 30, 60 ou 90 dias.")
+            *first, last = RULES["periodo"].choices
+            out[name] = _("Escolha %(opcoes)s ou %(ultima)s dias.", opcoes=", ".join(first), ultima=last)
         else:
             out[name] = _("Valor inválido.")
     return out
@@ -842,7 +837,8 @@ def _regras_context(
         "saved": saved,
         "lojas": catalogue.list_lojas(),
         "marcas": marcas,
-        "periodos": PERIODOS,
+        "periodos": RULES["periodo"].choices,
+        "rule_fields": RULES,
         "cadence": cadence if cadence is not None else batches.cadence_out(),
         "cadencias": CADENCIAS,
         "cadence_errors": cadence_errors or {},

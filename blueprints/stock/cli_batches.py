@@ -9,12 +9,12 @@ from flask import Blueprint
 
 from extensions import db
 from services.clock import today
-from services.stock import batches
+from services.stock import generation, rules
 
 batches_cli = Blueprint("batches", __name__, cli_group="batches")
 
 
-def describe_generation(result: batches.GenerationResult) -> str:
+def describe_generation(result: generation.GenerationResult) -> str:
     lote = result.lote
     verb = "refreshed" if result.regenerado else "created"
     line = (
@@ -27,7 +27,7 @@ def describe_generation(result: batches.GenerationResult) -> str:
     return f"{line} [{timings}]"
 
 
-def _run(generate) -> batches.GenerationResult | None:
+def _run(generate) -> generation.GenerationResult | None:
     """Run a generation with a progress bar and commit it in one transaction."""
     with click.progressbar(length=100, label="generating", show_percent=True) as bar:
         done = 0
@@ -62,7 +62,7 @@ def _run(generate) -> batches.GenerationResult | None:
 def generate_command(on):
     """Generate the batch of the ISO week of DATE, or refresh it keeping every decision."""
     day: date = on.date() if on else today()
-    result = _run(lambda progress: batches.generate(day, progress=progress))
+    result = _run(lambda progress: generation.generate(day, progress=progress))
     click.echo(describe_generation(result))
 
 
@@ -77,9 +77,9 @@ def generate_command(on):
 def run_due_command(on):
     """Generate a batch only if the cadence says one is due (safe to run from cron every hour)."""
     day: date = on.date() if on else today()
-    result = _run(lambda progress: batches.run_due(day, progress=progress))
+    result = _run(lambda progress: generation.run_due(day, progress=progress))
     if result is None:
-        cadence = batches.cadence_out(day)
+        cadence = rules.cadence_out(day)
         click.echo(
             f"no batch due (cadence {cadence['cadence']}, next on {cadence['proximoLote'].isoformat()})"
         )

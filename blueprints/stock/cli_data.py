@@ -15,8 +15,8 @@ from sqlalchemy.exc import DBAPIError
 from blueprints.stock.cli_batches import describe_generation
 from extensions import db
 from services.clock import today
-from services.stock import batches, importer
 from services.stock import demo as demo_service
+from services.stock import generation, importer
 
 import_cli = Blueprint("import_data", __name__, cli_group="import")
 demo_cli = Blueprint("demo", __name__, cli_group="demo")
@@ -128,7 +128,7 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
             demo_service.wipe_stock_data()
         result = demo_service.load(n_stores=n_stores, n_products=n_products, seed=seed)
         # The network ends with this week's batch, so the first screen has work on it.
-        first_batch = batches.generate(today())
+        first_batch = generation.generate(today())
         db.session.commit()
     except BaseException:
         db.session.rollback()

@@ -7,9 +7,8 @@ from marshmallow import fields
 from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
 from schemas.fields import Boolean, Integer, List, Text, choice
+from services.stock.rules import CADENCIAS, RULES
 
-CADENCIAS = ("diaria", "semanal", "quinzenal", "mensal")
-PERIODOS = ("7", "14", "30", "60", "90")
 STATUS_HISTORICO = ("aprovada", "executada", "recusada", "vetada")
 MAX_INT = 2_147_483_647
 MAX_LOJAS_BLOQUEADAS = 1000
@@ -146,20 +145,26 @@ class TotaisLote(StockSchema):
 
 # --- rules and cadence -----------------------------------------------------------------------
 
-_weight = {"minimum": 0, "maximum": 100}
+
+def _rule(name: str, **kwargs) -> fields.Field:
+    """The field of rule ``name``: default, bounds and choices from ``services.stock.rules``."""
+    rule = RULES[name]
+    if rule.choices is not None:
+        return choice(rule.choices, load_default=rule.default, **kwargs)
+    if rule.minimum is not None:
+        return Integer(load_default=rule.default, minimum=rule.minimum, maximum=rule.maximum, **kwargs)
+    return Boolean(load_default=rule.default, **kwargs)
 
 
 class RegrasPayload(StockSchema):
-    priorizarCd = Boolean(load_default=True)
-    qtdMinima = Integer(load_default=3, minimum=1, maximum=10000)
-    periodo = choice(
-        PERIODOS, load_default="30", metadata={"description": "Days of sales history behind the averages"}
-    )
-    pesoDistancia = Integer(load_default=40, **_weight)
-    pesoGiro = Integer(load_default=35, **_weight)
-    pesoEstoque = Integer(load_default=25, **_weight)
-    bloqueioCampanha = Boolean(load_default=True)
-    qtdMaxima = Integer(load_default=15, minimum=1, maximum=10000)
+    priorizarCd = _rule("priorizarCd")
+    qtdMinima = _rule("qtdMinima")
+    periodo = _rule("periodo", metadata={"description": "Days of sales history behind the averages"})
+    pesoDistancia = _rule("pesoDistancia")
+    pesoGiro = _rule("pesoGiro")
+    pesoEstoque = _rule("pesoEstoque")
+    bloqueioCampanha = _rule("bloqueioCampanha")
+    qtdMaxima = _rule("qtdMaxima")
     lojasBloqueadas = List(
         # Parsed by the service, which reports a malformed id with the other rule errors.
         Text(min_length=1, max_length=64, metadata={"format": "uuid"}),

@@ -307,12 +307,36 @@ def load(
         raise ValueError(f"n_stores must be between 1 and {MAX_STORES}")
     if not 1 <= n_products <= MAX_PRODUCTS:
         raise ValueError(f"n_products must be between 1 and {MAX_PRODUCTS}")
+    # Both generators are drawn from in a fixed order (stores, products, demand, sales,
+    # stock): the same seed gives the same network.
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     ref = today()
     result = DemoResult(cds=len(CDS), stores=n_stores, products=n_products)
+    stores = _import_stores(n_stores)
+    products = _products(n_products, rng)
+    _import_products(products)
 
-    # Stores and CDs.
+    product_rate = np.array([p["line"].daily * p["popularity"] for p in products])
+    demand = _demand(stores, products, product_rate, nrng)
+    # The campaign: the best seller, at every store, started ten days ago.
+    hero = int(np.argmax(product_rate))
+    campaign = (ref - timedelta(days=10), ref + timedelta(days=20))
+    _import_sales(stores, products, demand, hero, campaign, ref, nrng, result)
+    stock_rows = _stock_rows(stores, products, demand, _store_profiles(n_stores, rng), nrng)
+    result.stock_rows = importer.import_rows("stock", stock_rows).inserted
+
+    hero_sku = products[hero]["sku"]
+    importer.import_rows("campaigns", [[hero_sku, "", campaign[0].isoformat(), campaign[1].isoformat()]])
+    result.campaign = f"{hero_sku} ({products[hero]['nome']}) at every store, {campaign[0]} .. {campaign[1]}"
+
+    gerente_loja = db.session.scalar(select(Loja).where(Loja.codigo == stores[0][0]))
+    result.accounts = _accounts(gerente_loja)
+    return result
+
+
+def _import_stores(n_stores: int) -> list[tuple]:
+    """Import the CDs and the first ``n_stores`` stores; the stores as (codigo, nome, ..., factor)."""
     stores = [(f"LJ{i + 1:03d}", *STORES[i]) for i in range(n_stores)]
     store_rows = [[c, n, cidade, f"{lat}", f"{lng}", "true", "false"] for c, n, cidade, lat, lng in CDS]
     store_rows += [
@@ -320,9 +344,10 @@ def load(
         for codigo, nome, cidade, lat, lng, _factor in stores
     ]
     importer.import_rows("stores", store_rows)
+    return stores
 
-    # Products.
-    products = _products(n_products, rng)
+
+def _import_products(products: list[dict]) -> None:
     importer.import_rows(
         "products",
         (
@@ -340,23 +365,33 @@ def load(
         ),
     )
 
-    # Expected daily demand per store x product x size (sizes padded to the longest run).
+
+def _demand(
+    stores: list[tuple], products: list[dict], product_rate: np.ndarray, nrng: np.random.Generator
+) -> np.ndarray:
+    """Expected daily demand per store x product x size (sizes padded to the longest run)."""
     width = max(len(p["line"].grid) for p in products)
-    store_factor = np.array([s[5] for s in stores]) * nrng.lognormal(0.0, 0.12, n_stores)
-    product_rate = np.array([p["line"].daily * p["popularity"] for p in products])
-    shares = np.zeros((n_products, width))
+    store_factor = np.array([s[5] for s in stores]) * nrng.lognormal(0.0, 0.12, len(stores))
+    shares = np.zeros((len(products), width))
     for j, p in enumerate(products):
         shares[j, : len(p["shares"])] = p["shares"]
-    demand = store_factor[:, None, None] * product_rate[None, :, None] * shares[None, :, :]
+    return store_factor[:, None, None] * product_rate[None, :, None] * shares[None, :, :]
 
-    # The campaign: the best seller, at every store, started ten days ago.
-    hero = int(np.argmax(product_rate))
-    campaign_start, campaign_end = ref - timedelta(days=10), ref + timedelta(days=20)
 
-    # 90 days of Poisson sales before today.
+def _import_sales(
+    stores: list[tuple],
+    products: list[dict],
+    demand: np.ndarray,
+    hero: int,
+    campaign: tuple[date, date],
+    ref: date,
+    nrng: np.random.Generator,
+    result: DemoResult,
+) -> None:
+    """90 days of Poisson sales before ``ref``; the hero product sells more during its campaign."""
     days = [ref - timedelta(days=SALES_DAYS - k) for k in range(SALES_DAYS)]
     day_factor = np.array([WEEKDAY_FACTOR[d.weekday()] for d in days])
-    in_campaign = np.array([campaign_start <= d <= campaign_end for d in days])
+    in_campaign = np.array([campaign[0] <= d <= campaign[1] for d in days])
     lam = demand[:, :, :, None] * day_factor[None, None, None, :]
     lam[:, hero, :, in_campaign] *= CAMPAIGN_UPLIFT
     sold = nrng.poisson(lam)
@@ -367,13 +402,19 @@ def load(
         [day_text[d], codes[s], products[p]["sku"], products[p]["line"].grid[z], str(int(sold[s, p, z, d]))]
         for s, p, z, d in zip(s_idx.tolist(), p_idx.tolist(), z_idx.tolist(), d_idx.tolist(), strict=True)
     )
-    sales = importer.import_rows("sales", sales_rows)
-    result.sales_rows = sales.inserted
+    result.sales_rows = importer.import_rows("sales", sales_rows).inserted
     result.sales_units = int(sold.sum())
     result.first_day, result.last_day = days[0], days[-1]
 
-    # Stock: cover drawn per store profile; short stores also run out of their best sizes.
-    profiles = _store_profiles(n_stores, rng)
+
+def _stock_rows(
+    stores: list[tuple],
+    products: list[dict],
+    demand: np.ndarray,
+    profiles: list[str],
+    nrng: np.random.Generator,
+) -> list[list[str]]:
+    """Stock: cover drawn per store profile; short stores also run out of their best sizes."""
     stock_rows: list[list[str]] = []
     for s, (codigo, *_rest) in enumerate(stores):
         low, high = COVER_DAYS[profiles[s]]
@@ -397,17 +438,7 @@ def load(
                 cover = 0.0 if nrng.random() < 0.08 else nrng.uniform(*CD_COVER_DAYS)
                 qtd = round(network[j, z] * cover * cd_split[c % 2])
                 stock_rows.append([codigo, p["sku"], tamanho, str(qtd)])
-    result.stock_rows = importer.import_rows("stock", stock_rows).inserted
-
-    hero_sku = products[hero]["sku"]
-    importer.import_rows("campaigns", [[hero_sku, "", campaign_start.isoformat(), campaign_end.isoformat()]])
-    result.campaign = (
-        f"{hero_sku} ({products[hero]['nome']}) at every store, {campaign_start} .. {campaign_end}"
-    )
-
-    gerente_loja = db.session.scalar(select(Loja).where(Loja.codigo == stores[0][0]))
-    result.accounts = _accounts(gerente_loja)
-    return result
+    return stock_rows
 
 
 def _accounts(loja: Loja) -> list[DemoAccount]:

@@ -281,6 +281,17 @@ def eligibility(inputs: EngineInput, rules: EngineRules, mu: np.ndarray) -> tupl
     return dest_ok, avail
 
 
+@dataclass
+class _Destinations:
+    """Cells that may receive their item, and their units in matching order."""
+
+    item: np.ndarray  # (D,) item of each candidate cell, ordered by item, then node
+    node: np.ndarray  # (D,) its node
+    urgency: np.ndarray  # (D,) mean gain of its first qmin units
+    unit_cell: np.ndarray  # (U,) candidate cell of each unit: by item, then value descending
+    unit_value: np.ndarray  # (U,) expected units sold that the unit adds (plus the lot bonus)
+
+
 def _plan(
     inputs: EngineInput,
     rules: EngineRules,
@@ -299,16 +310,32 @@ def _plan(
     mu = np.asarray(rate, dtype=np.float64) * rules.horizon_days
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     dest_ok, avail = eligibility(inputs, rules, mu)
+    dest = _destination_units(stock, mu, dest_ok, qmin, qmax, min_gain, lot_gain)
+    if dest is None:
+        return _Plan.empty()
+    avail[dest.node, dest.item] = 0  # a node never gives an item it receives: no circles
+    ok_, on = np.nonzero((avail >= qmin).T)  # origin cells, ordered by item, then node
+    q_cell = _quantities(dest, stock, mu, avail, ok_, on, qmin, n_items, min_gain, unit_budget)
+    return _route(dest, q_cell, avail, ok_, on, is_cd, dist, rules.priorizar_cd, qmin, n_items)
 
-    # ---- destination units: (cell, value), first qmin units valued at their mean
+
+def _destination_units(
+    stock: np.ndarray,
+    mu: np.ndarray,
+    dest_ok: np.ndarray,
+    qmin: int,
+    qmax: int,
+    min_gain: float,
+    lot_gain: float,
+) -> _Destinations | None:
+    """Each candidate destination's units worth receiving, valued; the first qmin at their mean."""
     first_gain = np.zeros(mu.shape)
     first_gain[dest_ok] = prob_at_least(stock[dest_ok] + 1, mu[dest_ok])
     dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
-    avail[dest_cand] = 0  # a node never gives an item it receives: no circles
     dk, dn = (a.astype(np.int32) for a in np.nonzero(dest_cand.T))  # ordered by item, then node
     del dest_cand
     if dk.shape[0] == 0:
-        return _Plan.empty()
+        return None
     ds = stock[dn, dk].astype(np.float64)
     dmu = mu[dn, dk]
     # P(D >= s + j) for j = 1, 2, ... by the recursion P(D >= x + 1) = P(D >= x) - p(x),
@@ -338,20 +365,29 @@ def _plan(
         pmf = pmf * dmu[active] / (ds[active] + j + 1)
     u_cell = np.concatenate(unit_cell)
     u_value = np.concatenate(unit_value)
+    del unit_cell, unit_value
     # order: item, then value descending; ties keep the (deterministic) construction order.
     # Values lie in [0, 2), so one float key item * 4 + (2 - value) sorts both at once.
     order = np.argsort(dk[u_cell] * 4.0 + (2.0 - u_value), kind="stable")
-    u_cell, u_value = u_cell[order], u_value[order]
-    del order, unit_cell, unit_value
-    u_item = dk[u_cell]
-    d_count, d_start = _group_starts(u_item, n_items)
-    rank = (np.arange(u_item.shape[0]) - d_start[u_item]).astype(np.int32)
+    return _Destinations(item=dk, node=dn, urgency=block, unit_cell=u_cell[order], unit_value=u_value[order])
 
-    # ---- origin units: (item, loss), at most as many per origin as the item's destination units.
-    # Units that lose nothing (CDs, stores with no expected demand) are only counted: they
-    # come first in every item's list, and expanding them unit by unit would dominate memory.
-    orig_cand = avail >= qmin
-    ok_, on = np.nonzero(orig_cand.T)
+
+def _origin_losses(
+    stock: np.ndarray,
+    mu: np.ndarray,
+    avail: np.ndarray,
+    ok_: np.ndarray,
+    on: np.ndarray,
+    d_count: np.ndarray,
+    n_items: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Origin units per item, at most as many per origin as the item's destination units.
+
+    Units that lose nothing (CDs, stores with no expected demand) are only counted
+    (``z_count``): they come first in every item's list, and expanding them unit by
+    unit would dominate memory. The others are ``l_loss``, sorted by item then loss,
+    ``o_count``/``o_start`` per item.
+    """
     o_units = np.minimum(avail[on, ok_], d_count[ok_])
     o_mu = mu[on, ok_]
     free = o_mu <= 0
@@ -363,14 +399,35 @@ def _plan(
     l_order = np.argsort(l_item * 2.0 + l_loss, kind="stable")
     l_item, l_loss = l_item[l_order], l_loss[l_order]
     o_count, o_start = _group_starts(l_item, n_items)
+    return z_count, l_loss, o_count, o_start
 
-    # ---- match the i-th best destination unit with the i-th cheapest origin unit
+
+def _quantities(
+    dest: _Destinations,
+    stock: np.ndarray,
+    mu: np.ndarray,
+    avail: np.ndarray,
+    ok_: np.ndarray,
+    on: np.ndarray,
+    qmin: int,
+    n_items: int,
+    min_gain: float,
+    unit_budget: int | None,
+) -> np.ndarray:
+    """Units for each candidate destination: the i-th best destination unit of an item is
+    matched with its i-th cheapest origin unit while the pair nets at least ``min_gain``."""
+    u_cell, u_value = dest.unit_cell, dest.unit_value
+    u_item = dest.item[u_cell]
+    d_count, d_start = _group_starts(u_item, n_items)
+    rank = (np.arange(u_item.shape[0]) - d_start[u_item]).astype(np.int32)
+    z_count, l_loss, o_count, o_start = _origin_losses(stock, mu, avail, ok_, on, d_count, n_items)
+
     paired = rank < z_count[u_item] + o_count[u_item]
     loss = np.where(paired, 0.0, np.inf)
     lossy_rank = paired & (rank >= z_count[u_item])
     loss[lossy_rank] = l_loss[o_start[u_item[lossy_rank]] + rank[lossy_rank] - z_count[u_item[lossy_rank]]]
     net = u_value - loss
-    del loss, lossy_rank, rank, u_value
+    del loss, lossy_rank, rank
     chosen = paired & (net >= min_gain)
     if unit_budget is not None:
         idx = np.nonzero(chosen)[0]
@@ -378,20 +435,19 @@ def _plan(
             best = idx[np.argsort(-net[idx], kind="stable")[: max(int(unit_budget), 0)]]
             chosen = np.zeros_like(chosen)
             chosen[best] = True
-    q_cell = np.bincount(u_cell[chosen], minlength=dk.shape[0])
+    q_cell = np.bincount(u_cell[chosen], minlength=dest.item.shape[0])
     # a partly chosen minimum lot is completed: its average was worth it
-    q_cell = np.where((q_cell > 0) & (q_cell < qmin), qmin, q_cell)
+    return np.where((q_cell > 0) & (q_cell < qmin), qmin, q_cell)
 
-    # ---- routing: one origin per destination, rounds over each item's destinations
-    d_sel = np.nonzero(q_cell > 0)[0]
-    if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
-        return _Plan.empty()
-    d_item, d_node, d_q, d_urg = dk[d_sel], dn[d_sel], q_cell[d_sel], block[d_sel]
-    d_order = np.lexsort((d_node, -d_urg, d_item))
-    d_item, d_node, d_q, d_urg = d_item[d_order], d_node[d_order], d_q[d_order], d_urg[d_order]
-    _, ds_start = _group_starts(d_item, n_items)
-    d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
 
+def _origin_table(
+    avail: np.ndarray, ok_: np.ndarray, on: np.ndarray, is_cd: np.ndarray, n_items: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each item's candidate origins (CDs first, then by free stock), up to MAX_ORIGINS_PER_ITEM.
+
+    Returns the row of each item in the table (-1 without origins), the origin node of
+    each cell (-1 when empty) and the units it may still give.
+    """
     o_avail = avail[on, ok_]
     o_order = np.lexsort((on, -o_avail, ~is_cd[on], ok_))
     o_item, o_node, o_avail = ok_[o_order], on[o_order], o_avail[o_order]
@@ -407,10 +463,35 @@ def _plan(
     cand_rem = np.zeros((items_with_origins.shape[0], width), dtype=np.int64)
     cand_node[row_of_item[o_item], o_rank] = o_node
     cand_rem[row_of_item[o_item], o_rank] = o_avail
+    return row_of_item, cand_node, cand_rem
+
+
+def _route(
+    dest: _Destinations,
+    q_cell: np.ndarray,
+    avail: np.ndarray,
+    ok_: np.ndarray,
+    on: np.ndarray,
+    is_cd: np.ndarray,
+    dist: np.ndarray,
+    priorizar_cd: bool,
+    qmin: int,
+    n_items: int,
+) -> _Plan:
+    """One origin per destination, in rounds over each item's destinations, most urgent first."""
+    d_sel = np.nonzero(q_cell > 0)[0]
+    if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
+        return _Plan.empty()
+    d_item, d_node, d_q, d_urg = dest.item[d_sel], dest.node[d_sel], q_cell[d_sel], dest.urgency[d_sel]
+    d_order = np.lexsort((d_node, -d_urg, d_item))
+    d_item, d_node, d_q, d_urg = d_item[d_order], d_node[d_order], d_q[d_order], d_urg[d_order]
+    _, ds_start = _group_starts(d_item, n_items)
+    d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
+    row_of_item, cand_node, cand_rem = _origin_table(avail, ok_, on, is_cd, n_items)
 
     # ranking key of an origin: can it send everything, CD preference, distance
     dist_key = np.where(np.isnan(dist), 5.0e4, dist)
-    store_penalty = np.where(is_cd, 0.0, 1.0e6 if rules.priorizar_cd else 0.0)
+    store_penalty = np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0)
 
     by_round = np.argsort(d_rank, kind="stable")
     bounds = np.searchsorted(d_rank[by_round], np.arange(int(d_rank.max()) + 2))
@@ -473,6 +554,15 @@ def _num(values: np.ndarray, decimals: int = 2) -> list[str]:
     return text[inverse].tolist()
 
 
+# The justification's last sentence, by (campaign at the destination, at the origin).
+_CAMPAIGN_TEXT = {
+    (True, True): " Produto em campanha na origem e no destino.",
+    (True, False): " Produto em campanha no destino.",
+    (False, True): " Produto em campanha na origem.",
+    (False, False): "",
+}
+
+
 def _justifications(
     *,
     q: np.ndarray,
@@ -500,12 +590,6 @@ def _justifications(
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         cover = np.floor(origin_stock / np.where(origin_obs > 0, origin_obs, 1.0))
-    campaign_text = {
-        (True, True): " Produto em campanha na origem e no destino.",
-        (True, False): " Produto em campanha no destino.",
-        (False, True): " Produto em campanha na origem.",
-        (False, False): "",
-    }
     lines = []
     for qi, ds, dob, des, dy, cd, os_, oob, sold, cov, left, need, g, lo, dist, cdst, corg in zip(
         q.tolist(),
@@ -550,7 +634,7 @@ def _justifications(
             f"Destino com {ds} un. e venda média de {dob}/dia nos últimos {history_days} dias "
             f"(demanda estimada {des}/dia; {ruptura}). {origin} Enviar {qi} un. deve vender cerca de "
             f"{g} un. a mais no destino em {horizon} dias.{loss_text} {dist_text}"
-            f"{campaign_text[(cdst, corg)]}"
+            f"{_CAMPAIGN_TEXT[(cdst, corg)]}"
         )
     return lines
 
@@ -596,6 +680,101 @@ def score_components(
     return s_dist, s_giro, s_stock
 
 
+@dataclass
+class _Figures:
+    """Each planned transfer's figures, in plan order: what the output carries and quotes."""
+
+    origin_stock: np.ndarray
+    dest_stock: np.ndarray
+    origin_obs: np.ndarray  # observed daily sales at the origin (0 at a CD)
+    dest_obs: np.ndarray  # observed daily sales at the destination
+    dest_est: np.ndarray  # estimated daily demand at the destination
+    gain: np.ndarray  # expected units sold more at the destination over the horizon
+    loss: np.ndarray  # expected units the origin no longer sells
+    days: np.ndarray  # the destination's days to stock-out, capped
+    prio_rank: np.ndarray  # 0 alta, 1 media, 2 baixa
+    distance: np.ndarray
+    score: np.ndarray
+    campaign_origin: np.ndarray
+    campaign_dest: np.ndarray
+    origin_need: np.ndarray
+
+
+def _sent_before(o: np.ndarray, k: np.ndarray, q: np.ndarray, n_items: int) -> np.ndarray:
+    """Units the same origin sent of the same item earlier in the plan, for each transfer."""
+    seq = np.lexsort((np.arange(o.shape[0]), k, o))  # by origin, item, then assignment order
+    group = o[seq] * n_items + k[seq]
+    first = np.r_[True, group[1:] != group[:-1]]
+    before = np.cumsum(q[seq]) - q[seq]  # units sent before, over the whole sequence
+    sent_before = np.empty_like(q)
+    sent_before[seq] = before - before[first][np.cumsum(first) - 1]
+    return sent_before
+
+
+def _score(
+    inputs: EngineInput, rules: EngineRules, plan: _Plan, components: tuple[np.ndarray, ...]
+) -> np.ndarray:
+    """0-100: the components blended by the rules' weights, times the learning factors."""
+    weights = np.array([rules.peso_distancia, rules.peso_giro, rules.peso_estoque], dtype=np.float64)
+    weights = np.clip(weights, 0.0, None)
+    weights = weights / weights.sum() if weights.sum() > 0 else np.full(3, 1.0 / 3.0)
+    s_dist, s_giro, s_stock = components
+    blend = weights[0] * s_dist + weights[1] * s_giro + weights[2] * s_stock
+    o, d = plan.origin, plan.dest
+    product = np.asarray(inputs.item_product, dtype=np.int64)[plan.item]
+    factor = (
+        np.clip(np.nan_to_num(np.asarray(inputs.route_factor, dtype=np.float64)[o, d], nan=1.0), 0.0, 1.0)
+        * _factor(inputs.brand_factor, np.asarray(inputs.product_brand)[product])
+        * _factor(inputs.category_factor, np.asarray(inputs.product_category)[product])
+    )
+    return np.clip(np.floor(100.0 * blend * factor + 0.5), 0, 100).astype(np.int64)
+
+
+def _figures(
+    inputs: EngineInput, rules: EngineRules, plan: _Plan, rate: np.ndarray, dist: np.ndarray
+) -> _Figures:
+    o, d, k, q = plan.origin, plan.dest, plan.item, plan.quantity
+    n_items = np.asarray(inputs.stock).shape[1]
+    horizon = int(rules.horizon_days)
+    history = max(int(inputs.history_days), 1)
+    stock = np.asarray(inputs.stock, dtype=np.int64)
+    sales = np.asarray(inputs.sales, dtype=np.float64)
+    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
+    mu = rate * horizon
+    o_stock, d_stock = stock[o, k], stock[d, k]
+    d_est = rate[d, k]
+
+    # expected units gained at the destination and lost at the origin; an
+    # origin serving several destinations of one item loses cumulatively
+    gain = expected_sales(d_stock + q, mu[d, k]) - expected_sales(d_stock, mu[d, k])
+    sent_before = _sent_before(o, k, q, n_items)
+    o_mu = mu[o, k]
+    loss = expected_sales(o_stock - sent_before, o_mu) - expected_sales(o_stock - sent_before - q, o_mu)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        days_f = np.where(d_est > 0, np.floor(d_stock / d_est), DAYS_CAP)
+    days = np.minimum(days_f, DAYS_CAP).astype(np.int64)
+    distance = dist[o, d]
+    product = np.asarray(inputs.item_product, dtype=np.int64)[k]
+    campaign = np.asarray(inputs.campaign, dtype=bool)
+    return _Figures(
+        origin_stock=o_stock,
+        dest_stock=d_stock,
+        origin_obs=np.where(is_cd[o], 0.0, sales[o, k] / history),
+        dest_obs=sales[d, k] / history,
+        dest_est=d_est,
+        gain=gain,
+        loss=loss,
+        days=days,
+        prio_rank=np.where(days <= ALTA_MAX_DAYS, 0, np.where(days <= horizon, 1, 2)),
+        distance=distance,
+        score=_score(inputs, rules, plan, score_components(distance, (gain - loss) / q, days, horizon)),
+        campaign_origin=campaign[o, product],
+        campaign_dest=campaign[d, product],
+        origin_need=origin_need(mu[o, k], sales[o, k] / history * horizon, is_cd[o]),
+    )
+
+
 def recommend(
     inputs: EngineInput,
     rules: EngineRules,
@@ -615,99 +794,50 @@ def recommend(
     n_nodes, n_items = np.asarray(inputs.stock).shape
     if n_nodes == 0 or n_items == 0:
         return _empty_output()
-    horizon = int(rules.horizon_days)
-    history = max(int(inputs.history_days), 1)
     rate = estimate_daily_demand(inputs) if daily_rate is None else np.asarray(daily_rate, dtype=np.float64)
     dist = distance_matrix(inputs)
     plan = _plan(inputs, rules, rate, float(min_unit_gain), float(min_lot_gain), unit_budget, dist)
     if plan.origin.shape[0] == 0:
         return _empty_output()
+    f = _figures(inputs, rules, plan, rate, dist)
 
-    o, d, k, q = plan.origin, plan.dest, plan.item, plan.quantity
-    stock = np.asarray(inputs.stock, dtype=np.int64)
-    sales = np.asarray(inputs.sales, dtype=np.float64)
-    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
-    item_product = np.asarray(inputs.item_product, dtype=np.int64)
-    mu = rate * horizon
-    o_stock, d_stock = stock[o, k], stock[d, k]
-    o_obs = np.where(is_cd[o], 0.0, sales[o, k] / history)
-    d_obs = sales[d, k] / history
-    d_est = rate[d, k]
-
-    # expected units gained at the destination and lost at the origin; an
-    # origin serving several destinations of one item loses cumulatively
-    gain = expected_sales(d_stock + q, mu[d, k]) - expected_sales(d_stock, mu[d, k])
-    seq = np.lexsort((np.arange(o.shape[0]), k, o))  # by origin, item, then assignment order
-    group = o[seq] * n_items + k[seq]
-    first = np.r_[True, group[1:] != group[:-1]]
-    before = np.cumsum(q[seq]) - q[seq]  # units sent before, over the whole sequence
-    sent_before = np.empty_like(q)
-    sent_before[seq] = before - before[first][np.cumsum(first) - 1]
-    o_mu = mu[o, k]
-    loss = expected_sales(o_stock - sent_before, o_mu) - expected_sales(o_stock - sent_before - q, o_mu)
-    net = gain - loss
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        days_f = np.where(d_est > 0, np.floor(d_stock / d_est), DAYS_CAP)
-    days = np.minimum(days_f, DAYS_CAP).astype(np.int64)
-    prio_rank = np.where(days <= ALTA_MAX_DAYS, 0, np.where(days <= horizon, 1, 2))
-
-    distance = dist[o, d]
-    s_dist, s_giro, s_stock = score_components(distance, net / q, days, horizon)
-    weights = np.array([rules.peso_distancia, rules.peso_giro, rules.peso_estoque], dtype=np.float64)
-    weights = np.clip(weights, 0.0, None)
-    weights = weights / weights.sum() if weights.sum() > 0 else np.full(3, 1.0 / 3.0)
-    blend = weights[0] * s_dist + weights[1] * s_giro + weights[2] * s_stock
-    product = item_product[k]
-    factor = (
-        np.clip(np.nan_to_num(np.asarray(inputs.route_factor, dtype=np.float64)[o, d], nan=1.0), 0.0, 1.0)
-        * _factor(inputs.brand_factor, np.asarray(inputs.product_brand)[product])
-        * _factor(inputs.category_factor, np.asarray(inputs.product_category)[product])
-    )
-    score = np.clip(np.floor(100.0 * blend * factor + 0.5), 0, 100).astype(np.int64)
-
-    campaign = np.asarray(inputs.campaign, dtype=bool)
-    camp_o, camp_d = campaign[o, product], campaign[d, product]
-    observed_mu = sales[o, k] / history * horizon
-    need = origin_need(mu[o, k], observed_mu, is_cd[o])
-
-    order = np.lexsort((o, k, d, -score, prio_rank))
-    o, d, k, q = o[order], d[order], k[order], q[order]
+    order = np.lexsort((plan.origin, plan.item, plan.dest, -f.score, f.prio_rank))
+    o, d, k, q = plan.origin[order], plan.dest[order], plan.item[order], plan.quantity[order]
     pair = o * n_items + k
     uniq, inverse = np.unique(pair, return_inverse=True)
     sent_total = np.bincount(inverse, weights=q, minlength=uniq.shape[0]).astype(np.int64)[inverse]
     justification = _justifications(
         q=q,
-        dest_stock=d_stock[order],
-        dest_obs=d_obs[order],
-        dest_est=d_est[order],
-        days=days[order],
-        origin_is_cd=is_cd[o],
-        origin_stock=o_stock[order],
-        origin_obs=o_obs[order],
-        origin_left=o_stock[order] - sent_total,
-        origin_need=need[order],
-        gain=gain[order],
-        loss=loss[order],
-        distance=distance[order],
-        campaign_dest=camp_d[order],
-        campaign_origin=camp_o[order],
-        history_days=history,
-        horizon=horizon,
+        dest_stock=f.dest_stock[order],
+        dest_obs=f.dest_obs[order],
+        dest_est=f.dest_est[order],
+        days=f.days[order],
+        origin_is_cd=np.asarray(inputs.node_is_cd, dtype=bool)[o],
+        origin_stock=f.origin_stock[order],
+        origin_obs=f.origin_obs[order],
+        origin_left=f.origin_stock[order] - sent_total,
+        origin_need=f.origin_need[order],
+        gain=f.gain[order],
+        loss=f.loss[order],
+        distance=f.distance[order],
+        campaign_dest=f.campaign_dest[order],
+        campaign_origin=f.campaign_origin[order],
+        history_days=max(int(inputs.history_days), 1),
+        horizon=int(rules.horizon_days),
     )
     return EngineOutput(
         origin=o.astype(np.int32),
         dest=d.astype(np.int32),
         item=k.astype(np.int32),
         quantity=q.astype(np.int32),
-        score=score[order].astype(np.int32),
-        priority=PRIORITIES[prio_rank[order]],
-        days_to_stockout=days[order].astype(np.int32),
-        origin_stock=o_stock[order].astype(np.int32),
-        dest_stock=d_stock[order].astype(np.int32),
-        origin_daily_sales=o_obs[order].astype(np.float64),
-        dest_daily_sales=d_obs[order].astype(np.float64),
-        distance_km=np.nan_to_num(distance[order], nan=0.0).astype(np.float64),
-        in_campaign=(camp_o | camp_d)[order],
+        score=f.score[order].astype(np.int32),
+        priority=PRIORITIES[f.prio_rank[order]],
+        days_to_stockout=f.days[order].astype(np.int32),
+        origin_stock=f.origin_stock[order].astype(np.int32),
+        dest_stock=f.dest_stock[order].astype(np.int32),
+        origin_daily_sales=f.origin_obs[order].astype(np.float64),
+        dest_daily_sales=f.dest_obs[order].astype(np.float64),
+        distance_km=np.nan_to_num(f.distance[order], nan=0.0).astype(np.float64),
+        in_campaign=(f.campaign_origin | f.campaign_dest)[order],
         justification=justification,
     )

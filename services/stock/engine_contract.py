@@ -1,9 +1,9 @@
 """The contract between the recommendation engine and the code around it.
 
-``services.stock.batches`` reads the database into an ``EngineInput`` (dense
-numpy arrays, indexes instead of ids), calls
+``services.stock.generation`` reads the database into an ``EngineInput``
+(``snapshot``: dense numpy arrays, indexes instead of ids), calls
 ``services.stock.engine.recommend(inputs, rules)`` and writes the
-``EngineOutput`` back as one batch. The engine itself never touches the
+``EngineOutput`` back as one batch (``storage``). The engine itself never touches the
 database, Flask or ids, which keeps it fast, deterministic and testable on
 synthetic networks (``benchmarks/simulate_engine.py``).
 

@@ -342,47 +342,58 @@ def _sync_rows(
     everything else.
     """
     raw = db.session.connection().connection.driver_connection
+    sync = _sync_postgres if postgres else _sync_sqlite
+    return sync(raw, table, key, scope_width, rows)
+
+
+def _sync_postgres(
+    raw, table: str, key: tuple[str, ...], scope_width: int, rows: Sequence[tuple]
+) -> _SyncCounts:
+    """COPY into a staging table, then one set-based statement per change."""
     counts = _SyncCounts()
     cols = ", ".join((*key, "qtd"))
     scope = key[:scope_width]
-    if postgres:
-        staging = f"_import_{table}"
-        same_key = " AND ".join(f"t.{c} = s.{c}" for c in key)
-        same_scope = " AND ".join(f"t.{c} = p.{c}" for c in scope)
-        with raw.cursor() as cur:
-            cur.execute(f"DROP TABLE IF EXISTS {staging}")
-            cur.execute(f"CREATE TEMPORARY TABLE {staging} (LIKE {table}) ON COMMIT DROP")
-            with cur.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
-                # COPY text format built in large chunks: values arrive already
-                # escaped (see _copy_escape), so joining them is all it takes.
-                for start in range(0, len(rows), _COPY_CHUNK):
-                    copy.write(
-                        "".join(
-                            ["\t".join(map(str, row)) + "\n" for row in rows[start : start + _COPY_CHUNK]]
-                        )
-                    )
-            cur.execute(f"ANALYZE {staging}")
-            cur.execute(
-                f"DELETE FROM {table} t USING (SELECT DISTINCT {', '.join(scope)} FROM {staging}) p "
-                f"WHERE {same_scope} AND NOT EXISTS (SELECT 1 FROM {staging} s WHERE {same_key})"
-            )
-            counts.removed = cur.rowcount
-            cur.execute(
-                f"UPDATE {table} t SET qtd = s.qtd FROM {staging} s WHERE {same_key} AND t.qtd <> s.qtd"
-            )
-            counts.updated = cur.rowcount
-            # What staging holds once the keys already stored are dropped is new:
-            # a plain INSERT, much cheaper than an anti-join against the table
-            # being written.
-            cur.execute(f"DELETE FROM {staging} s USING {table} t WHERE {same_key}")
-            present = cur.rowcount
-            cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staging}")
-            counts.inserted = cur.rowcount
-            # ON COMMIT DROP does not fire when the caller's commit only releases a savepoint.
-            cur.execute(f"DROP TABLE {staging}")
-        counts.unchanged = present - counts.updated
-        return counts
+    staging = f"_import_{table}"
+    same_key = " AND ".join(f"t.{c} = s.{c}" for c in key)
+    same_scope = " AND ".join(f"t.{c} = p.{c}" for c in scope)
+    with raw.cursor() as cur:
+        cur.execute(f"DROP TABLE IF EXISTS {staging}")
+        cur.execute(f"CREATE TEMPORARY TABLE {staging} (LIKE {table}) ON COMMIT DROP")
+        with cur.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
+            # COPY text format built in large chunks: values arrive already
+            # escaped (see _copy_escape), so joining them is all it takes.
+            for start in range(0, len(rows), _COPY_CHUNK):
+                copy.write(
+                    "".join(["\t".join(map(str, row)) + "\n" for row in rows[start : start + _COPY_CHUNK]])
+                )
+        cur.execute(f"ANALYZE {staging}")
+        cur.execute(
+            f"DELETE FROM {table} t USING (SELECT DISTINCT {', '.join(scope)} FROM {staging}) p "
+            f"WHERE {same_scope} AND NOT EXISTS (SELECT 1 FROM {staging} s WHERE {same_key})"
+        )
+        counts.removed = cur.rowcount
+        cur.execute(f"UPDATE {table} t SET qtd = s.qtd FROM {staging} s WHERE {same_key} AND t.qtd <> s.qtd")
+        counts.updated = cur.rowcount
+        # What staging holds once the keys already stored are dropped is new:
+        # a plain INSERT, much cheaper than an anti-join against the table
+        # being written.
+        cur.execute(f"DELETE FROM {staging} s USING {table} t WHERE {same_key}")
+        present = cur.rowcount
+        cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staging}")
+        counts.inserted = cur.rowcount
+        # ON COMMIT DROP does not fire when the caller's commit only releases a savepoint.
+        cur.execute(f"DROP TABLE {staging}")
+    counts.unchanged = present - counts.updated
+    return counts
 
+
+def _sync_sqlite(
+    raw, table: str, key: tuple[str, ...], scope_width: int, rows: Sequence[tuple]
+) -> _SyncCounts:
+    """Compare with what the named scopes hold, then executemany the differences."""
+    counts = _SyncCounts()
+    cols = ", ".join((*key, "qtd"))
+    scope = key[:scope_width]
     cur = raw.cursor()
     # A page cache large enough for the table's indexes while they take a
     # million rows (SQLite's default is 2 MB); restored for the pooled connection.

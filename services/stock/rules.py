@@ -1,29 +1,74 @@
-"""The network's single row of transfer rules and cadence."""
+"""The network's single row of transfer rules and cadence: every field's default and range, read and write.
+
+``RULE_FIELDS`` is the one statement of each rule's default, bounds and allowed
+values: the API schema (``schemas/stock/remanejamento.py``), the rules page and
+the defaults of a network that never saved its rules all read it.
+"""
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+from sqlalchemy import select
+
 from extensions import db
-from models.stock import RegrasRemanejamento
+from models.auth import User
+from models.remanejamento import Lote
+from models.stock import Loja, RegrasRemanejamento
 from services import unique
+from services.clock import today
+from services.errors import FieldError, ValidationFailed
+from services.stock.decisions import newest_lote
+from services.stock.engine_contract import EngineRules
 
 RULES_ID = 1
+PERIODOS = ("7", "14", "30", "60", "90")
+CADENCIAS = ("diaria", "semanal", "quinzenal", "mensal")
+DEFAULT_CADENCE = "semanal"
+
+
+@dataclass(frozen=True)
+class RuleField:
+    """One transfer rule: its API name, its column, its default and what it accepts."""
+
+    name: str  # as the API and the page call it
+    column: str  # attribute of ``RegrasRemanejamento``
+    default: Any  # a tuple for the lists (each row gets a fresh list)
+    minimum: int | None = None  # integers: inclusive bounds
+    maximum: int | None = None
+    choices: tuple[str, ...] | None = None  # text: the accepted values
+
+    @property
+    def is_list(self) -> bool:
+        return isinstance(self.default, tuple)
+
+
+_WEIGHT = {"minimum": 0, "maximum": 100}
+_QUANTITY = {"minimum": 1, "maximum": 10_000}
+
+# In the order of the API's RegrasPayload.
+RULE_FIELDS: tuple[RuleField, ...] = (
+    RuleField("priorizarCd", "priorizar_cd", True),
+    RuleField("qtdMinima", "qtd_minima", 3, **_QUANTITY),
+    RuleField("periodo", "periodo", "30", choices=PERIODOS),
+    RuleField("pesoDistancia", "peso_distancia", 40, **_WEIGHT),
+    RuleField("pesoGiro", "peso_giro", 35, **_WEIGHT),
+    RuleField("pesoEstoque", "peso_estoque", 25, **_WEIGHT),
+    RuleField("bloqueioCampanha", "bloqueio_campanha", True),
+    RuleField("qtdMaxima", "qtd_maxima", 15, **_QUANTITY),
+    RuleField("lojasBloqueadas", "lojas_bloqueadas", ()),
+    RuleField("marcasBloqueadas", "marcas_bloqueadas", ()),
+)
+RULES: dict[str, RuleField] = {rule.name: rule for rule in RULE_FIELDS}
 
 
 def defaults() -> dict:
     """The documented rules, in force until the rules are first saved (fresh lists each call)."""
-    return {
-        "priorizar_cd": True,
-        "qtd_minima": 3,
-        "qtd_maxima": 15,
-        "periodo": "30",
-        "peso_distancia": 40,
-        "peso_giro": 35,
-        "peso_estoque": 25,
-        "bloqueio_campanha": True,
-        "lojas_bloqueadas": [],
-        "marcas_bloqueadas": [],
-        "cadence": "semanal",
-    }
+    values = {rule.column: list(rule.default) if rule.is_list else rule.default for rule in RULE_FIELDS}
+    return {**values, "cadence": DEFAULT_CADENCE}
 
 
 def get_rules(*, for_update: bool = False) -> RegrasRemanejamento:
@@ -45,3 +90,106 @@ def get_rules(*, for_update: bool = False) -> RegrasRemanejamento:
 
 def history_days(rules: RegrasRemanejamento) -> int:
     return int(rules.periodo)
+
+
+def engine_rules(rules: RegrasRemanejamento) -> EngineRules:
+    return EngineRules(
+        qtd_minima=rules.qtd_minima,
+        qtd_maxima=rules.qtd_maxima,
+        priorizar_cd=rules.priorizar_cd,
+        peso_distancia=rules.peso_distancia,
+        peso_giro=rules.peso_giro,
+        peso_estoque=rules.peso_estoque,
+        bloqueio_campanha=rules.bloqueio_campanha,
+    )
+
+
+# --- the rules through the API -----------------------------------------------------------------
+
+
+def rules_out(rules: RegrasRemanejamento | None = None) -> dict:
+    rules = rules or get_rules()
+    out = {}
+    for rule in RULE_FIELDS:
+        value = getattr(rules, rule.column)
+        out[rule.name] = list(value or []) if rule.is_list else value
+    return out
+
+
+def update_rules(body: dict[str, Any], user: User) -> dict:
+    """Replace the rules (fields left out take their defaults); checks that need the database."""
+    errors: list[FieldError] = []
+    if body["qtdMinima"] > body["qtdMaxima"]:
+        errors.append(FieldError(("body", "qtdMinima"), "qtdMinima deve ser menor ou igual a qtdMaxima"))
+    if body["pesoDistancia"] + body["pesoGiro"] + body["pesoEstoque"] == 0:
+        errors.append(FieldError(("body", "pesoDistancia"), "Pelo menos um peso deve ser maior que zero"))
+    lojas = _existing_lojas(body["lojasBloqueadas"], errors)
+    if errors:
+        raise ValidationFailed(errors)
+    marcas: list[str] = []
+    for marca in body["marcasBloqueadas"]:
+        if marca.strip() and marca.strip() not in marcas:
+            marcas.append(marca.strip())
+    rules = get_rules(for_update=True)
+    for rule in RULE_FIELDS:
+        if not rule.is_list:
+            setattr(rules, rule.column, body[rule.name])
+    rules.lojas_bloqueadas = lojas
+    rules.marcas_bloqueadas = marcas
+    rules.updated_by_id = user.id
+    db.session.flush()
+    return rules_out(rules)
+
+
+def _existing_lojas(values: list[str], errors: list[FieldError]) -> list[str]:
+    """The blocked store ids, once each in the order given; a malformed or unknown one is an error."""
+    lojas: list[str] = []
+    parsed: dict[int, uuid.UUID] = {}
+    for i, raw in enumerate(values):
+        try:
+            parsed[i] = uuid.UUID(str(raw))
+        except ValueError:
+            errors.append(
+                FieldError(("body", "lojasBloqueadas", i), "Input should be a valid UUID", "uuid_parsing")
+            )
+    existing = (
+        set(db.session.scalars(select(Loja.id).where(Loja.id.in_(set(parsed.values()))))) if parsed else set()
+    )
+    for i, loja_id in parsed.items():
+        if loja_id not in existing:
+            errors.append(FieldError(("body", "lojasBloqueadas", i), f"Loja {loja_id} não existe"))
+        elif str(loja_id) not in lojas:
+            lojas.append(str(loja_id))
+    return lojas
+
+
+# --- cadence -----------------------------------------------------------------------------------
+
+
+def next_due(cadence: str, last: Lote | None, ref: date) -> date:
+    """First day on which a batch is due under ``cadence``, given the newest batch."""
+    if last is None:
+        return ref
+    if cadence == "diaria":
+        return last.data + timedelta(days=1)
+    if cadence == "semanal":
+        return last.inicio + timedelta(days=7)
+    if cadence == "quinzenal":
+        return last.inicio + timedelta(days=14)
+    # mensal: the first day of the month after the last generation
+    first = last.data.replace(day=1)
+    return (first + timedelta(days=32)).replace(day=1)
+
+
+def cadence_out(ref: date | None = None) -> dict:
+    rules = get_rules()
+    ref = ref or today()
+    return {"cadence": rules.cadence, "proximoLote": max(ref, next_due(rules.cadence, newest_lote(), ref))}
+
+
+def set_cadence(cadence: str, user: User) -> dict:
+    rules = get_rules(for_update=True)
+    rules.cadence = cadence
+    rules.updated_by_id = user.id
+    db.session.flush()
+    return cadence_out()

@@ -7,7 +7,7 @@ import re
 from playwright.sync_api import expect
 
 from services.clock import today
-from services.stock.batches import generate_batch
+from services.stock.generation import generate_batch
 from tests.browser.conftest import screenshot, sign_in
 from tests.factories import PASSWORD, add_sales, make_loja, make_produto, make_user, set_stock
 

@@ -116,9 +116,9 @@ def test_regenerating_the_week_keeps_every_decision(client, runner, ctx, planner
 
 def test_generation_is_atomic(client, runner, ctx, planner, monkeypatch):
     build_network()
-    from services.stock import batches
+    from services.stock import storage
 
-    real_insert = batches._bulk_insert
+    real_insert = storage.insert_recommendations
 
     def crash_half_way(out, net, keep, lote_id, on):
         half = keep.copy()
@@ -126,7 +126,7 @@ def test_generation_is_atomic(client, runner, ctx, planner, monkeypatch):
         assert real_insert(out, net, half, lote_id, on) > 0
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(batches, "_bulk_insert", crash_half_way)
+    monkeypatch.setattr(storage, "insert_recommendations", crash_half_way)
     result = runner.invoke(args=["batches", "generate", "--date", ON.isoformat()])
     assert result.exit_code != 0
     assert client.get(f"{API}/lotes", headers=planner).get_json() == []
@@ -134,7 +134,7 @@ def test_generation_is_atomic(client, runner, ctx, planner, monkeypatch):
 
 
 def test_generate_batch_reports_progress(ctx):
-    from services.stock.batches import generate_batch
+    from services.stock.generation import generate_batch
 
     build_network()
     steps = []

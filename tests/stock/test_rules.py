@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import timedelta
 
@@ -122,6 +123,34 @@ def test_cadence_read_and_replace(client, admin, planner):
     assert r.status_code == 422 and r.get_json()["detail"][0]["loc"] == ["body", "cadence"]
     r = client.put(f"{API}/config/cadence", headers=admin, json={})
     assert r.status_code == 422 and r.get_json()["detail"][0]["loc"] == ["body", "cadence"]
+
+
+def test_the_api_document_and_the_rules_page_state_the_rules_table(client, ctx, admin):
+    """Each rule's default, bounds and choices come from ``services.stock.rules`` alone."""
+    from services.stock.rules import CADENCIAS, RULE_FIELDS
+    from tests.test_pages_remanejamento import sign_in
+
+    document = client.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
+    properties = document["RegrasPayload"]["properties"]
+    assert list(properties) == [rule.name for rule in RULE_FIELDS]
+    assert document["CadencePayload"]["properties"]["cadence"]["enum"] == list(CADENCIAS)
+    stored = client.get(f"{API}/regras", headers=admin).get_json()
+    sign_in(client, make_user(papel="admin"))
+    page = client.get("/regras").get_data(as_text=True)
+    for rule in RULE_FIELDS:
+        documented = properties[rule.name]
+        if rule.is_list:
+            assert stored[rule.name] == list(rule.default)
+            continue
+        assert stored[rule.name] == documented["default"] == rule.default
+        if rule.minimum is not None:
+            assert (documented["minimum"], documented["maximum"]) == (rule.minimum, rule.maximum)
+            assert f'name="{rule.name}" type="number" inputmode="numeric" min="{rule.minimum}" ' in page
+            assert f'max="{rule.maximum}" step="1" value="{rule.default}"' in page
+        if rule.choices is not None:
+            assert documented["enum"] == list(rule.choices)
+            options = re.findall(rf'<select id="{rule.name}".*?</select>', page, re.S)[0]
+            assert re.findall(r'<option value="([^"]*)"', options) == list(rule.choices)
 
 
 # --- each rule's effect on a generated batch -------------------------------------------------

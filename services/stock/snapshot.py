@@ -1,0 +1,293 @@
+"""The network as the engine sees it on a day: stock, sales, campaigns and learning as dense arrays.
+
+Stores and products become indexes (``Network`` keeps what each index stands
+for). On PostgreSQL the stock and sales cells are read through binary ``COPY``
+and aggregated by the database (a 300-node network holds 1.8 M stock cells and
+millions of sales rows); other databases go through the ORM.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+from sqlalchemy import func, select
+
+from extensions import db
+from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
+from services.stock import learning
+from services.stock.engine_contract import EngineInput
+from services.stock.rules import history_days
+from services.stock.storage import PG_COPY_HEADER, is_postgres
+
+RECENT_DAYS = 7  # EngineInput.sales_recent: the last week of the window
+
+
+@dataclass
+class Network:
+    """What the engine's indexes stand for, to write its output back as rows."""
+
+    node_ids: list[uuid.UUID]
+    node_is_cd: np.ndarray
+    product_ids: list[uuid.UUID]
+    product_cor: list[str]
+    item_product: np.ndarray
+    item_size: list[str]
+    brands: list[str]
+    categories: list[str]
+
+
+@dataclass
+class _Nodes:
+    ids: list[uuid.UUID]
+    index: dict[uuid.UUID, int]
+    is_cd: np.ndarray
+    lat: np.ndarray
+    lng: np.ndarray
+    blocked: np.ndarray  # the store is `bloqueada` or listed in the rules' lojasBloqueadas
+
+
+@dataclass
+class _Products:
+    ids: list[uuid.UUID]
+    cor: list[str]
+    brands: list[str]
+    brand_codes: np.ndarray
+    categories: list[str]
+    category_codes: np.ndarray
+    blocked: np.ndarray  # the brand is listed in the rules' marcasBloqueadas
+    # Items: one per (product, size), sizes in grid order
+    item_product: list[int]
+    item_pos: list[int]
+    item_size: list[str]
+
+
+def _read_nodes(rules: RegrasRemanejamento) -> _Nodes:
+    lojas = db.session.execute(
+        select(Loja.id, Loja.is_cd, Loja.lat, Loja.lng, Loja.bloqueada).order_by(Loja.codigo)
+    ).all()
+    blocked_ids = {str(x) for x in rules.lojas_bloqueadas or []}
+    ids = [row.id for row in lojas]
+    return _Nodes(
+        ids=ids,
+        index={nid: i for i, nid in enumerate(ids)},
+        is_cd=np.array([bool(r.is_cd) for r in lojas], dtype=bool),
+        lat=np.array([np.nan if r.lat is None else r.lat for r in lojas], dtype=np.float64),
+        lng=np.array([np.nan if r.lng is None else r.lng for r in lojas], dtype=np.float64),
+        blocked=np.array([bool(r.bloqueada) or str(r.id) in blocked_ids for r in lojas], dtype=bool),
+    )
+
+
+def _read_products(rules: RegrasRemanejamento) -> _Products:
+    produtos = db.session.execute(
+        select(Produto.id, Produto.marca, Produto.categoria, Produto.cor, Produto.tamanhos).order_by(
+            Produto.sku
+        )
+    ).all()
+    brands, brand_codes = np.unique(np.array([p.marca for p in produtos], dtype=object), return_inverse=True)
+    categories, cat_codes = np.unique(
+        np.array([p.categoria for p in produtos], dtype=object), return_inverse=True
+    )
+    marcas_bloqueadas = set(rules.marcas_bloqueadas or [])
+    products = _Products(
+        ids=[p.id for p in produtos],
+        cor=[p.cor for p in produtos],
+        brands=[str(b) for b in brands],
+        brand_codes=brand_codes,
+        categories=[str(c) for c in categories],
+        category_codes=cat_codes,
+        blocked=np.array([p.marca in marcas_bloqueadas for p in produtos], dtype=bool),
+        item_product=[],
+        item_pos=[],
+        item_size=[],
+    )
+    for pi, p in enumerate(produtos):
+        # A size listed twice in a grid is one item.
+        for pos, size in enumerate(dict.fromkeys(p.tamanhos or [])):
+            products.item_product.append(pi)
+            products.item_pos.append(pos)
+            products.item_size.append(size)
+    return products
+
+
+def _read_campaigns(on: date, node_index: dict[uuid.UUID, int], product_ids: list[uuid.UUID]) -> np.ndarray:
+    """(N, P): the product is in a campaign at the node on ``on`` (a campaign without a store: all)."""
+    campaign = np.zeros((len(node_index), len(product_ids)), dtype=bool)
+    product_index = {pid: i for i, pid in enumerate(product_ids)}
+    for produto_id, loja_id in db.session.execute(
+        select(Campanha.produto_id, Campanha.loja_id).where(Campanha.inicio <= on, Campanha.fim >= on)
+    ):
+        pi = product_index.get(produto_id)
+        if pi is None:
+            continue
+        if loja_id is None:
+            campaign[:, pi] = True
+        elif loja_id in node_index:
+            campaign[node_index[loja_id], pi] = True
+    return campaign
+
+
+def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Network]:
+    """The network as the engine sees it on ``on``: stock now, sales of the ``periodo`` days before."""
+    nodes = _read_nodes(rules)
+    products = _read_products(rules)
+    periodo = history_days(rules)
+    start, recent = on - timedelta(days=periodo), on - timedelta(days=min(RECENT_DAYS, periodo))
+    stock, sales, sales_recent = read_cells(
+        nodes.ids, products.ids, products.item_product, products.item_size, start, recent, on
+    )
+    campaign = _read_campaigns(on, nodes.index, products.ids)
+    route_f, brand_f, cat_f = learning.engine_factors(on, nodes.index, products.brands, products.categories)
+    inputs = EngineInput(
+        node_is_cd=nodes.is_cd,
+        node_lat=nodes.lat,
+        node_lng=nodes.lng,
+        node_blocked=nodes.blocked,
+        product_blocked=products.blocked,
+        product_brand=products.brand_codes.astype(np.int32),
+        product_category=products.category_codes.astype(np.int32),
+        item_product=np.array(products.item_product, dtype=np.int32),
+        item_size_pos=np.array(products.item_pos, dtype=np.int16),
+        stock=stock,
+        sales=sales,
+        sales_recent=sales_recent,
+        history_days=periodo,
+        campaign=campaign,
+        route_factor=route_f,
+        brand_factor=brand_f,
+        category_factor=cat_f,
+    )
+    network = Network(
+        node_ids=nodes.ids,
+        node_is_cd=nodes.is_cd,
+        product_ids=products.ids,
+        product_cor=products.cor,
+        item_product=inputs.item_product,
+        item_size=products.item_size,
+        brands=products.brands,
+        categories=products.categories,
+    )
+    return inputs, network
+
+
+# --- stock and sales cells ------------------------------------------------------------------
+
+
+def read_cells(
+    node_ids: list[uuid.UUID],
+    product_ids: list[uuid.UUID],
+    item_product: list[int],
+    item_size: list[str],
+    start: date,
+    recent: date,
+    on: date,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(N, K) stock now, units sold in ``[start, on)`` and in ``[recent, on)``."""
+    read = _read_cells_postgres if is_postgres() else _read_cells_generic
+    return read(node_ids, product_ids, item_product, item_size, start, recent, on)
+
+
+def _read_cells_generic(node_ids, product_ids, item_product, item_size, start, recent, on):
+    """Stock and sales through the ORM: fine for SQLite and small networks."""
+    n, k = len(node_ids), len(item_size)
+    node_index = {nid: i for i, nid in enumerate(node_ids)}
+    item_index = {
+        (product_ids[p], s): i for i, (p, s) in enumerate(zip(item_product, item_size, strict=True))
+    }
+    stock = np.zeros((n, k), dtype=np.int32)
+    for loja_id, produto_id, tamanho, qtd in db.session.execute(
+        select(Estoque.loja_id, Estoque.produto_id, Estoque.tamanho, Estoque.qtd)
+    ):
+        ki = item_index.get((produto_id, tamanho))
+        ni = node_index.get(loja_id)
+        if ki is not None and ni is not None:
+            stock[ni, ki] = qtd
+    sales = np.zeros((n, k), dtype=np.float32)
+    sales_recent = np.zeros((n, k), dtype=np.float32)
+    recent_sum = func.sum(Venda.qtd).filter(Venda.data >= recent)
+    for loja_id, produto_id, tamanho, total, last in db.session.execute(
+        select(Venda.loja_id, Venda.produto_id, Venda.tamanho, func.sum(Venda.qtd), recent_sum)
+        .where(Venda.data >= start, Venda.data < on)
+        .group_by(Venda.loja_id, Venda.produto_id, Venda.tamanho)
+    ):
+        ki = item_index.get((produto_id, tamanho))
+        ni = node_index.get(loja_id)
+        if ki is not None and ni is not None:
+            sales[ni, ki] = total or 0
+            sales_recent[ni, ki] = last or 0
+    return stock, sales, sales_recent
+
+
+def _binary_ints(buf: bytes | bytearray, columns: int) -> np.ndarray:
+    """Rows of a ``COPY ... (FORMAT binary)`` of NOT NULL int4 columns, as an (R, columns) array."""
+    if not buf.startswith(PG_COPY_HEADER):
+        raise ValueError("not a PostgreSQL binary COPY stream")
+    (ext_len,) = struct.unpack_from(">i", buf, len(PG_COPY_HEADER) + 4)
+    offset = len(PG_COPY_HEADER) + 8 + ext_len
+    row = np.dtype([("n", ">i2")] + [(f"x{i}", ">i4") for i in range(2 * columns)])
+    count = (len(buf) - offset - 2) // row.itemsize
+    rows = np.frombuffer(buf, dtype=row, count=count, offset=offset)
+    return np.column_stack([rows[f"x{2 * i + 1}"].astype(np.int32) for i in range(columns)])
+
+
+def _read_cells_postgres(node_ids, product_ids, item_product, item_size, start, recent, on):
+    """Stock and sales through binary ``COPY``: PostgreSQL maps ids to indexes and aggregates."""
+    n, k = len(node_ids), len(item_size)
+    raw = db.session.connection().connection.driver_connection
+    with raw.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS _giro_nodes, _giro_items")
+        cur.execute("CREATE TEMP TABLE _giro_nodes (id uuid PRIMARY KEY, i int4 NOT NULL) ON COMMIT DROP")
+        cur.execute(
+            "CREATE TEMP TABLE _giro_items (produto_id uuid, tamanho text, k int4 NOT NULL, "
+            "PRIMARY KEY (produto_id, tamanho)) ON COMMIT DROP"
+        )
+        with cur.copy("COPY _giro_nodes (id, i) FROM STDIN") as cp:
+            for i, nid in enumerate(node_ids):
+                cp.write_row((nid, i))
+        with cur.copy("COPY _giro_items (produto_id, tamanho, k) FROM STDIN") as cp:
+            for i, (p, s) in enumerate(zip(item_product, item_size, strict=True)):
+                cp.write_row((product_ids[p], s, i))
+        cur.execute("ANALYZE _giro_nodes")
+        cur.execute("ANALYZE _giro_items")
+
+        stock = np.zeros((n, k), dtype=np.int32)
+        buf = _copy_out(
+            cur,
+            "COPY (SELECT n.i, it.k, e.qtd FROM estoque e "
+            "JOIN _giro_nodes n ON n.id = e.loja_id "
+            "JOIN _giro_items it ON it.produto_id = e.produto_id AND it.tamanho = e.tamanho"
+            ") TO STDOUT (FORMAT binary)",
+        )
+        cells = _binary_ints(buf, 3)
+        stock[cells[:, 0], cells[:, 1]] = cells[:, 2]
+        del buf, cells
+
+        sales = np.zeros((n, k), dtype=np.float32)
+        sales_recent = np.zeros((n, k), dtype=np.float32)
+        # Dates are formatted by us from `date` objects, never from user input.
+        buf = _copy_out(
+            cur,
+            "COPY (SELECT n.i, it.k, SUM(v.qtd)::int4, "
+            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{recent.isoformat()}'), 0)::int4 "
+            "FROM vendas v "
+            "JOIN _giro_nodes n ON n.id = v.loja_id "
+            "JOIN _giro_items it ON it.produto_id = v.produto_id AND it.tamanho = v.tamanho "
+            f"WHERE v.data >= DATE '{start.isoformat()}' AND v.data < DATE '{on.isoformat()}' "
+            "GROUP BY n.i, it.k) TO STDOUT (FORMAT binary)",
+        )
+        cells = _binary_ints(buf, 4)
+        sales[cells[:, 0], cells[:, 1]] = cells[:, 2]
+        sales_recent[cells[:, 0], cells[:, 1]] = cells[:, 3]
+        cur.execute("DROP TABLE IF EXISTS _giro_nodes, _giro_items")
+    return stock, sales, sales_recent
+
+
+def _copy_out(cur, statement: str) -> bytearray:
+    buf = bytearray()
+    with cur.copy(statement) as cp:
+        for chunk in cp:
+            buf += chunk
+    return buf
