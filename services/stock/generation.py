@@ -29,6 +29,7 @@ from models.base import utcnow
 from models.remanejamento import Lote, Recomendacao
 from services.clock import today
 from services.stock import storage
+from services.stock.access import ensure_stock_access
 from services.stock.batches import iso_week
 from services.stock.decisions import newest_lote
 from services.stock.engine_contract import EngineOutput
@@ -92,8 +93,13 @@ def _replace_untouched(lote: Lote) -> tuple[int, list[tuple]]:
 
 
 def generate(on: date, *, user: User | None = None, progress: Progress | None = None) -> GenerationResult:
-    """Generate (or refresh) the batch of the ISO week of ``on``. Flushes; the caller commits."""
+    """Generate (or refresh) the batch of the ISO week of ``on``. Flushes; the caller commits.
+
+    ``user`` None is the operator (CLI, cron); a person must be a planner or an admin."""
     from services.stock import engine  # imported late: the engine is a separate, heavy module
+
+    if user is not None:
+        ensure_stock_access(user, "admin", "planejador")
 
     report = progress or (lambda _step, _fraction: None)
     timings: dict[str, float] = {}

@@ -21,6 +21,7 @@ from models.stock import Loja, RegrasRemanejamento
 from services import unique
 from services.clock import today
 from services.errors import FieldError, ValidationFailed
+from services.stock.access import ensure_stock_access
 from services.stock.decisions import newest_lote
 from services.stock.engine_contract import EngineRules
 
@@ -117,7 +118,9 @@ def rules_out(rules: RegrasRemanejamento | None = None) -> dict:
 
 
 def update_rules(body: dict[str, Any], user: User) -> dict:
-    """Replace the rules (fields left out take their defaults); checks that need the database."""
+    """Replace the rules (fields left out take their defaults); checks that need the database.
+    Only a stock ``admin`` changes them."""
+    ensure_stock_access(user, "admin")
     errors: list[FieldError] = []
     if body["qtdMinima"] > body["qtdMaxima"]:
         errors.append(FieldError(("body", "qtdMinima"), "qtdMinima deve ser menor ou igual a qtdMaxima"))
@@ -188,6 +191,8 @@ def cadence_out(ref: date | None = None) -> dict:
 
 
 def set_cadence(cadence: str, user: User) -> dict:
+    """Only a stock ``admin`` changes how often batches are generated."""
+    ensure_stock_access(user, "admin")
     rules = get_rules(for_update=True)
     rules.cadence = cadence
     rules.updated_by_id = user.id

@@ -1,0 +1,62 @@
+"""Every service that changes state checks its actor, whoever calls it (API, page, CLI, job)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from services.errors import ForbiddenError, NotFoundError
+from services.stock import decisions, generation, rules
+from services.tracker import accounts, organizations, workspaces
+from tests.factories import make_loja, make_lote, make_produto, make_rec, make_user
+
+RULES_BODY = {
+    **rules.defaults(),
+    "lojasBloqueadas": [],
+    "marcasBloqueadas": [],
+}
+
+
+@pytest.mark.parametrize("papel", [None, "visualizador", "gerente_loja", "planejador"])
+def test_only_a_stock_admin_changes_rules_and_cadence(ctx, papel):
+    user = make_user(papel=papel)
+    with pytest.raises(ForbiddenError):
+        rules.update_rules(dict(RULES_BODY), user)
+    with pytest.raises(ForbiddenError):
+        rules.set_cadence("diaria", user)
+
+
+@pytest.mark.parametrize("papel", [None, "visualizador", "gerente_loja"])
+def test_only_planners_and_admins_generate_a_batch(ctx, papel):
+    with pytest.raises(ForbiddenError):
+        generation.generate(date(2026, 11, 18), user=make_user(papel=papel))
+
+
+@pytest.mark.parametrize("papel", [None, "visualizador"])
+def test_decisions_refuse_an_actor_without_the_role(ctx, papel):
+    rec = make_rec(make_lote(), make_produto(), make_loja(is_cd=True), make_loja())
+    user = make_user(papel=papel)
+    for act in (decisions.aprovar, decisions.recusar, decisions.executar):
+        with pytest.raises(ForbiddenError):
+            act(rec.id, user)
+    assert rec.status == "pendente"
+
+
+def test_tracker_services_refuse_members_and_strangers(ctx):
+    owner = make_user(papel=None)
+    organization = accounts.create_organization("Loja", owner)
+    workspace = accounts.create_workspace(organization, "Loja")
+    viewer, stranger = make_user(papel=None), make_user(papel=None)
+    organizations.invite(owner, organization.id, viewer.email, "viewer")
+    organizations.accept_invitation(viewer, organizations.my_invitations(viewer)[0].id)
+
+    with pytest.raises(ForbiddenError):
+        organizations.invite(viewer, organization.id, "x@giro.test", "member")
+    with pytest.raises(ForbiddenError):
+        workspaces.create_project(viewer, workspace.slug, {"name": "P", "key": "PP", "description": None})
+    # Outside the organization, nothing exists.
+    with pytest.raises(NotFoundError):
+        organizations.invite(stranger, organization.id, "x@giro.test", "member")
+    with pytest.raises(NotFoundError):
+        workspaces.create_project(stranger, workspace.slug, {"name": "P", "key": "PP", "description": None})
