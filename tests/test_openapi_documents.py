@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tracker.support import API, register
+from tests.tracker.support import API, make_project, register
 
 DOCUMENTS = {
     # document, validation status, error schema, validation error schema, security scheme
@@ -92,12 +92,15 @@ def test_tracker_error_extras_are_documented_and_sent(client):
     properties = document["components"]["schemas"]["TrackerError"]["properties"]
     assert {"error", "message", "details", "field", "resource", "limit", "current", "plan"} <= set(properties)
     tenant = register(client)
+    make_project(client, tenant, key="DUP")
     again = client.post(
-        f"{API}/auth/register", json={"name": "Outra", "email": tenant.email, "password": "x" * 12}
+        f"{API}/workspaces/{tenant.slug}/projects",
+        json={"name": "Outro", "key": "DUP"},
+        headers=tenant.headers,
     )
     assert again.status_code == 409
     body = again.get_json()
-    assert body["field"] == "email"
+    assert body["field"] == "key"
     assert set(body) <= set(properties)
 
 
