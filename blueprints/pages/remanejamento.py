@@ -87,11 +87,11 @@ def _optional_uuid(value: str | None) -> uuid.UUID | None:
 
 
 def can_decide(user: User) -> bool:
-    return user.papel in decisions.ACTION_ROLES["aprovar"]
+    return decisions.may(user, "aprovar")
 
 
 def can_execute(user: User) -> bool:
-    return user.papel in decisions.ACTION_ROLES["executar"]
+    return decisions.may(user, "executar")
 
 
 def row_actions(rec: Recomendacao, user: User) -> list[str]:

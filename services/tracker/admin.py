@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, func, select
 
 from extensions import db
 from models.auth import User
@@ -20,7 +20,8 @@ from models.base import utcnow
 from models.tracker import Issue, Membership, Organization, Project, Status, Workspace
 from services import auth as auth_service
 from services.errors import ForbiddenError, NotFoundError
-from services.tracker import plans, search
+from services.text import contains_any
+from services.tracker import plans
 from services.tracker.workspaces import apply_workspace_changes
 
 MAX_PER_PAGE = 100
@@ -34,10 +35,15 @@ class Page:
     page: int
     per_page: int
 
+    @property
+    def pages(self) -> int:
+        """How many pages the matches fill (at least one, even when empty)."""
+        return max(1, -(-self.total // self.per_page))
+
 
 def require_superadmin(user: User) -> None:
     if not auth_service.is_superadmin(user):
-        raise ForbiddenError("Only platform administrators can do this")
+        raise ForbiddenError("Only platform administrators can do this", reason="superadmins_only")
 
 
 def _paginate(query: Select, args: dict) -> Page:
@@ -46,14 +52,6 @@ def _paginate(query: Select, args: dict) -> Page:
     total = db.session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
     items = list(db.session.execute(query.limit(per_page).offset((page - 1) * per_page)).all())
     return Page(items=items, total=total, page=page, per_page=per_page)
-
-
-def _search(text: str | None, *columns):
-    text = (text or "").strip()
-    if not text:
-        return None
-    pattern = search.contains_pattern(text)
-    return or_(*(column.ilike(pattern, escape="\\") for column in columns))
 
 
 def stats() -> dict:
@@ -112,7 +110,7 @@ def _organization_count(user_id: uuid.UUID) -> int:
 def list_users(args: dict) -> Page:
     memberships = select(func.count()).where(Membership.user_id == User.id).correlate(User).scalar_subquery()
     query = select(User, memberships).order_by(User.created_at.desc(), User.email)
-    condition = _search(args.get("q"), User.name, User.email)
+    condition = contains_any(args.get("q"), User.name, User.email)
     if condition is not None:
         query = query.where(condition)
     page = _paginate(query, args)
@@ -120,13 +118,23 @@ def list_users(args: dict) -> Page:
     return page
 
 
-def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> dict:
-    """Ban or unban, grant or take superadmin. Nobody bans or demotes themselves."""
+def _user(user_id: uuid.UUID) -> User:
     user = db.session.get(User, user_id)
     if user is None:
-        raise NotFoundError("User not found")
+        raise NotFoundError("User not found", reason="user_not_found")
+    return user
+
+
+def user_row(user_id: uuid.UUID) -> dict:
+    """One user as the list shows it."""
+    return _user_row(_user(user_id), _organization_count(user_id))
+
+
+def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> dict:
+    """Ban or unban, grant or take superadmin. Nobody bans or demotes themselves."""
+    user = _user(user_id)
     if user.id == admin.id and (changes.get("banned") is True or changes.get("superadmin") is False):
-        raise ForbiddenError("You cannot ban or demote yourself")
+        raise ForbiddenError("You cannot ban or demote yourself", reason="self_ban")
     if "superadmin" in changes:
         user.superadmin = changes["superadmin"]
     if "banned" in changes and changes["banned"] != user.banned:
@@ -174,7 +182,7 @@ def list_organizations(args: dict) -> Page:
     query = select(Organization, members, issues).order_by(Organization.created_at.desc(), Organization.slug)
     if args.get("plan"):
         query = query.where(Organization.plan_id == args["plan"])
-    condition = _search(args.get("q"), Organization.name, Organization.slug)
+    condition = contains_any(args.get("q"), Organization.name, Organization.slug)
     if condition is not None:
         query = query.where(condition)
     page = _paginate(query, args)
@@ -182,11 +190,33 @@ def list_organizations(args: dict) -> Page:
     return page
 
 
-def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
-    """Change plan (copying the plan's current limits) and suspension."""
+def _organization(organization_id: uuid.UUID) -> Organization:
     organization = db.session.get(Organization, organization_id)
     if organization is None:
-        raise NotFoundError("Organization not found")
+        raise NotFoundError("Organization not found", reason="organization_not_found")
+    return organization
+
+
+def organization_row(organization_id: uuid.UUID) -> dict:
+    """One organization as the list shows it."""
+    members, issues = _org_counts()
+    row = db.session.execute(
+        select(Organization, members, issues).where(Organization.id == _organization(organization_id).id)
+    ).one()
+    return _organization_row(*row)
+
+
+def organizations_by_id(organization_ids) -> dict[uuid.UUID, Organization]:
+    """The organizations of ``organization_ids`` that exist (a workspace list shows their names)."""
+    ids = set(organization_ids)
+    if not ids:
+        return {}
+    return {org.id: org for org in db.session.scalars(select(Organization).where(Organization.id.in_(ids)))}
+
+
+def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
+    """Change plan (copying the plan's current limits) and suspension."""
+    organization = _organization(organization_id)
     if "plan" in changes:
         plans.assign_plan(organization, changes["plan"])
     if "suspended" in changes:
@@ -194,11 +224,7 @@ def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
     if "name" in changes:
         organization.name = changes["name"]
     db.session.flush()
-    members, issues = _org_counts()
-    row = db.session.execute(
-        select(Organization, members, issues).where(Organization.id == organization.id)
-    ).one()
-    return _organization_row(*row)
+    return organization_row(organization.id)
 
 
 def _workspace_row(workspace: Workspace, project_count: int, issue_count: int) -> dict:
@@ -236,7 +262,7 @@ def list_workspaces(args: dict) -> Page:
     query = select(Workspace, projects, issues).order_by(Workspace.created_at.desc(), Workspace.slug)
     if args.get("organization_id"):
         query = query.where(Workspace.organization_id == args["organization_id"])
-    condition = _search(args.get("q"), Workspace.name, Workspace.slug)
+    condition = contains_any(args.get("q"), Workspace.name, Workspace.slug)
     if condition is not None:
         query = query.where(condition)
     page = _paginate(query, args)
@@ -244,11 +270,23 @@ def list_workspaces(args: dict) -> Page:
     return page
 
 
-def update_workspace(workspace_id: uuid.UUID, changes: dict) -> dict:
+def _workspace(workspace_id: uuid.UUID) -> Workspace:
     workspace = db.session.get(Workspace, workspace_id)
     if workspace is None:
-        raise NotFoundError("Workspace not found")
-    apply_workspace_changes(workspace, changes)
+        raise NotFoundError("Workspace not found", reason="workspace_not_found")
+    return workspace
+
+
+def workspace_row(workspace_id: uuid.UUID) -> dict:
+    """One workspace as the list shows it."""
     projects, issues = _workspace_counts()
-    row = db.session.execute(select(Workspace, projects, issues).where(Workspace.id == workspace.id)).one()
+    row = db.session.execute(
+        select(Workspace, projects, issues).where(Workspace.id == _workspace(workspace_id).id)
+    ).one()
     return _workspace_row(*row)
+
+
+def update_workspace(workspace_id: uuid.UUID, changes: dict) -> dict:
+    workspace = _workspace(workspace_id)
+    apply_workspace_changes(workspace, changes)
+    return workspace_row(workspace.id)
