@@ -41,6 +41,16 @@ def produtos_by_id(produto_ids) -> dict[uuid.UUID, Produto]:
     return {p.id: p for p in db.session.scalars(select(Produto).where(Produto.id.in_(ids)))}
 
 
+def counts() -> dict[str, int]:
+    """How many stores, CDs and products the network has."""
+    lojas = dict(db.session.execute(select(Loja.is_cd, func.count()).group_by(Loja.is_cd)).all())
+    return {
+        "lojas": lojas.get(False, 0),
+        "cds": lojas.get(True, 0),
+        "produtos": db.session.scalar(select(func.count()).select_from(Produto)) or 0,
+    }
+
+
 def get_loja(loja_id: uuid.UUID) -> Loja:
     loja = db.session.get(Loja, loja_id)
     if loja is None:

@@ -208,7 +208,7 @@ def organization_row(organization_id: uuid.UUID) -> dict:
 
 def organizations_by_id(organization_ids) -> dict[uuid.UUID, Organization]:
     """The organizations of ``organization_ids`` that exist (a workspace list shows their names)."""
-    ids = set(organization_ids)
+    ids = {organization_id for organization_id in organization_ids if organization_id is not None}
     if not ids:
         return {}
     return {org.id: org for org in db.session.scalars(select(Organization).where(Organization.id.in_(ids)))}

@@ -348,9 +348,9 @@ def issue_in_project(
     user: User, slug: str, project_id: uuid.UUID, issue_id: uuid.UUID | None
 ) -> Issue | None:
     """The issue ``issue_id`` when it belongs to this project (a parent named by id), else None."""
-    project, _ = project_access(user, slug, project_id, READ)
     if issue_id is None:
         return None
+    project, _ = project_access(user, slug, project_id, READ)
     issue = db.session.get(Issue, issue_id)
     return issue if issue is not None and issue.project_id == project.id else None
 
