@@ -137,7 +137,7 @@ def _would_cycle(issue_id: uuid.UUID, new_parent_id: uuid.UUID) -> bool:
 
 
 def _default_status(project: Project) -> Status:
-    """The first ``todo`` status by position (DESIGN.md); the first status if none is ``todo``."""
+    """The first ``todo`` status by position (docs/tracker.md); the first status if none is ``todo``."""
     query = (
         select(Status)
         .where(Status.project_id == project.id)

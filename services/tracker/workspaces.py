@@ -23,7 +23,7 @@ from services.tracker.access import (
     workspace_access,
 )
 
-# What every new project starts with (DESIGN.md): one status per category.
+# What every new project starts with (docs/tracker.md): one status per category.
 DEFAULT_STATUSES = (
     ("Backlog", "#94a3b8", "backlog"),
     ("Todo", "#64748b", "todo"),
