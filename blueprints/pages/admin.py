@@ -7,6 +7,7 @@ anyone else signed in gets 403.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from functools import wraps
 
 from flask import Blueprint, Response, abort, redirect, request, url_for
@@ -16,6 +17,7 @@ from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
 from blueprints.pages.common import (
+    Refusal,
     after_change,
     page_login_required,
     refused,
@@ -93,12 +95,24 @@ def _query(schema, names: tuple[str, ...]) -> tuple[dict, dict]:
     return loaded, {}
 
 
-def _refused(exc: ValidationError | DomainError):
+def _refused(exc: ValidationError | DomainError) -> Refusal:
     """The refusal to show in the row; an unknown row is the 404 page, as any unknown URL."""
     try:
         return refused(exc)
     except DomainError:
         abort(404)
+
+
+def _edited(
+    template: str, list_endpoint: str, context: Callable[[], dict], refusal: Refusal | None = None
+) -> Response:
+    """After a row's edit: htmx gets the row again (the refusal in place); a plain form goes
+    back to the list, or to the error page when refused."""
+    if not wants_fragment():
+        if refusal is not None:
+            abort(refusal.status, description=refusal.message)
+        return redirect(url_for(list_endpoint), code=303)
+    return render_fragment(template, status=refusal.status if refusal else 200, **context())
 
 
 # --- statistics ----------------------------------------------------------------------------
@@ -157,17 +171,13 @@ def update_user(user_id: uuid.UUID):
         row = admin.update_user(current_user, user_id, AdminUserUpdate().load(form))
     except (ValidationError, DomainError) as exc:
         refusal = _refused(exc)
-        if not wants_fragment():
-            abort(refusal.status, description=refusal.message)
-        return render_fragment(
+        return _edited(
             "admin/_user_row.html",
-            status=refusal.status,
-            user=admin.user_row(user_id),
-            message=refusal.message,
+            "admin_pages.users",
+            lambda: {"user": admin.user_row(user_id), "message": refusal.message},
+            refusal,
         )
-    if not wants_fragment():
-        return redirect(url_for("admin_pages.users"), code=303)
-    return render_fragment("admin/_user_row.html", user=row, message=None)
+    return _edited("admin/_user_row.html", "admin_pages.users", lambda: {"user": row, "message": None})
 
 
 # --- organizations -----------------------------------------------------------------------------
@@ -199,18 +209,21 @@ def update_organization(organization_id: uuid.UUID):
         row = admin.update_organization(organization_id, AdminOrganizationUpdate().load(form))
     except (ValidationError, DomainError) as exc:
         refusal = _refused(exc)
-        if not wants_fragment():
-            abort(refusal.status, description=refusal.message)
-        return render_fragment(
+        return _edited(
             "admin/_org_row.html",
-            status=refusal.status,
-            org=admin.organization_row(organization_id),
-            plans=plans.list_plans(),
-            message=refusal.message,
+            "admin_pages.organizations",
+            lambda: {
+                "org": admin.organization_row(organization_id),
+                "plans": plans.list_plans(),
+                "message": refusal.message,
+            },
+            refusal,
         )
-    if not wants_fragment():
-        return redirect(url_for("admin_pages.organizations"), code=303)
-    return render_fragment("admin/_org_row.html", org=row, plans=plans.list_plans(), message=None)
+    return _edited(
+        "admin/_org_row.html",
+        "admin_pages.organizations",
+        lambda: {"org": row, "plans": plans.list_plans(), "message": None},
+    )
 
 
 # --- plans -------------------------------------------------------------------------------------
@@ -265,18 +278,15 @@ def update_plan(plan_id: str):
         plan = plans.update_plan(plan_id, PlanUpdate().load(_plan_form_data(request.form, creating=False)))
     except (ValidationError, DomainError) as exc:
         refusal = _refused(exc)
-        if not wants_fragment():
-            abort(refusal.status, description=next(iter(refusal.errors.values())))
-        return render_fragment(
+        return _edited(
             "admin/_plan_form.html",
-            status=refusal.status,
-            plan=plans.get_plan(plan_id),
-            errors=refusal.errors,
-            saved=False,
+            "admin_pages.plans_page",
+            lambda: {"plan": plans.get_plan(plan_id), "errors": refusal.errors, "saved": False},
+            refusal,
         )
-    if not wants_fragment():
-        return redirect(url_for("admin_pages.plans_page"), code=303)
-    return render_fragment("admin/_plan_form.html", plan=plan, errors={}, saved=True)
+    return _edited(
+        "admin/_plan_form.html", "admin_pages.plans_page", lambda: {"plan": plan, "errors": {}, "saved": True}
+    )
 
 
 # --- workspaces --------------------------------------------------------------------------------
@@ -313,18 +323,19 @@ def update_workspace(workspace_id: uuid.UUID):
         )
     except (ValidationError, DomainError) as exc:
         refusal = _refused(exc)
-        if not wants_fragment():
-            abort(refusal.status, description=next(iter(refusal.errors.values())))
-        return _workspace_row(
-            admin.workspace_row(workspace_id), refusal.status, errors=refusal.errors, saved=False
+        return _edited(
+            "admin/_workspace_row.html",
+            "admin_pages.workspaces",
+            lambda: _workspace_row(admin.workspace_row(workspace_id), errors=refusal.errors, saved=False),
+            refusal,
         )
-    if not wants_fragment():
-        return redirect(url_for("admin_pages.workspaces"), code=303)
-    return _workspace_row(row, 200, errors={}, saved=True)
-
-
-def _workspace_row(row: dict, status: int, **context) -> Response:
-    organizations = admin.organizations_by_id([row["organization_id"]])
-    return render_fragment(
-        "admin/_workspace_row.html", status=status, ws=row, org_of=organizations.get, **context
+    return _edited(
+        "admin/_workspace_row.html",
+        "admin_pages.workspaces",
+        lambda: _workspace_row(row, errors={}, saved=True),
     )
+
+
+def _workspace_row(row: dict, **context) -> dict:
+    """What a workspace's row shows: the row and its organization's name."""
+    return {"ws": row, "org_of": admin.organizations_by_id([row["organization_id"]]).get, **context}

@@ -118,11 +118,23 @@ def list_users(args: dict) -> Page:
     return page
 
 
+def _existing(model, row_id: uuid.UUID, message: str, *, not_found_reason: str):
+    found = db.session.get(model, row_id)
+    if found is None:
+        raise NotFoundError(message, reason=not_found_reason)
+    return found
+
+
+def _counted_row(
+    model, counts: tuple, build, row_id: uuid.UUID, message: str, *, not_found_reason: str
+) -> dict:
+    """One row as its list shows it, with the counts the list adds to it."""
+    found = _existing(model, row_id, message, not_found_reason=not_found_reason)
+    return build(*db.session.execute(select(model, *counts).where(model.id == found.id)).one())
+
+
 def _user(user_id: uuid.UUID) -> User:
-    user = db.session.get(User, user_id)
-    if user is None:
-        raise NotFoundError("User not found", reason="user_not_found")
-    return user
+    return _existing(User, user_id, "User not found", not_found_reason="user_not_found")
 
 
 def user_row(user_id: uuid.UUID) -> dict:
@@ -190,20 +202,16 @@ def list_organizations(args: dict) -> Page:
     return page
 
 
-def _organization(organization_id: uuid.UUID) -> Organization:
-    organization = db.session.get(Organization, organization_id)
-    if organization is None:
-        raise NotFoundError("Organization not found", reason="organization_not_found")
-    return organization
-
-
 def organization_row(organization_id: uuid.UUID) -> dict:
     """One organization as the list shows it."""
-    members, issues = _org_counts()
-    row = db.session.execute(
-        select(Organization, members, issues).where(Organization.id == _organization(organization_id).id)
-    ).one()
-    return _organization_row(*row)
+    return _counted_row(
+        Organization,
+        _org_counts(),
+        _organization_row,
+        organization_id,
+        "Organization not found",
+        not_found_reason="organization_not_found",
+    )
 
 
 def organizations_by_id(organization_ids) -> dict[uuid.UUID, Organization]:
@@ -216,7 +224,9 @@ def organizations_by_id(organization_ids) -> dict[uuid.UUID, Organization]:
 
 def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
     """Change plan (copying the plan's current limits) and suspension."""
-    organization = _organization(organization_id)
+    organization = _existing(
+        Organization, organization_id, "Organization not found", not_found_reason="organization_not_found"
+    )
     if "plan" in changes:
         plans.assign_plan(organization, changes["plan"])
     if "suspended" in changes:
@@ -270,23 +280,21 @@ def list_workspaces(args: dict) -> Page:
     return page
 
 
-def _workspace(workspace_id: uuid.UUID) -> Workspace:
-    workspace = db.session.get(Workspace, workspace_id)
-    if workspace is None:
-        raise NotFoundError("Workspace not found", reason="workspace_not_found")
-    return workspace
-
-
 def workspace_row(workspace_id: uuid.UUID) -> dict:
     """One workspace as the list shows it."""
-    projects, issues = _workspace_counts()
-    row = db.session.execute(
-        select(Workspace, projects, issues).where(Workspace.id == _workspace(workspace_id).id)
-    ).one()
-    return _workspace_row(*row)
+    return _counted_row(
+        Workspace,
+        _workspace_counts(),
+        _workspace_row,
+        workspace_id,
+        "Workspace not found",
+        not_found_reason="workspace_not_found",
+    )
 
 
 def update_workspace(workspace_id: uuid.UUID, changes: dict) -> dict:
-    workspace = _workspace(workspace_id)
+    workspace = _existing(
+        Workspace, workspace_id, "Workspace not found", not_found_reason="workspace_not_found"
+    )
     apply_workspace_changes(workspace, changes)
     return workspace_row(workspace.id)
