@@ -213,8 +213,8 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
         filters["assignee_id"] = current_user.id
     found, truncated = all_issues(slug, project_id, filters)
     columns: dict[uuid.UUID, list[IssueView]] = {status.id: [] for status in page.statuses}
-    for issue in found:
-        columns.setdefault(issue.status_id, []).append(issue)
+    for view in found:
+        columns.setdefault(view.issue.status_id, []).append(view)
     return {
         "page": page,
         "project": page.project,
