@@ -115,3 +115,22 @@ def test_store_stock_is_searched_by_the_database(client, ctx):
     assert shown("0%") == {"Tênis 100% Algodão"}
     assert shown("_") == set()
     assert client.get("/lojas?q=%25").status_code == 200
+
+
+def test_a_cell_outside_the_grade_says_why_in_portuguese(client, ctx):
+    from tests.factories import make_produto
+
+    loja = make_loja()
+    produto = make_produto(tamanhos=("37", "38"))
+    _sign_in(client, make_user())
+    ok = client.get(f"/lojas/{loja.id}/celula", query_string={"produtoId": str(produto.id), "tamanho": "38"})
+    assert ok.status_code == 200
+    outside = client.get(
+        f"/lojas/{loja.id}/celula", query_string={"produtoId": str(produto.id), "tamanho": "44"}
+    )
+    assert outside.status_code == 422
+    assert "Tamanho fora da grade do produto" in outside.get_data(as_text=True)
+    unknown = client.get(
+        f"/lojas/{loja.id}/celula", query_string={"produtoId": str(loja.id), "tamanho": "38"}
+    )
+    assert unknown.status_code == 404

@@ -7,6 +7,7 @@ import uuid
 from flask import Blueprint, abort, request
 
 from blueprints.pages.common import page_login_required, render_page
+from blueprints.pages.messages import domain_message
 from services.errors import DomainError
 from services.stock import catalogue
 
@@ -53,6 +54,6 @@ def cell(loja_id: str):
             request.args.get("tamanho", ""),
         )
     except DomainError as exc:
-        abort(404 if exc.status == 404 else 422, description=exc.message)
+        abort(404 if exc.status == 404 else 422, description=domain_message(exc))
     peak = max([d["qtd"] for d in detail["ultimasVendas"]] + [1])
     return render_page("catalogue/cell.html", "cell_detail", detail=detail, peak=peak)
