@@ -283,9 +283,10 @@ def register_apis(app: Flask) -> None:
 
 
 def register_pages(app: Flask) -> None:
-    from blueprints.pages import page_blueprints
+    from blueprints.pages import page_blueprints, register_template_globals
 
-    for blp in page_blueprints():
+    register_template_globals(app)
+    for blp in page_blueprints(app.config["SERVICES"]):
         app.register_blueprint(blp)
 
 

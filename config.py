@@ -64,7 +64,7 @@ class Config:
     # Public address used in e-mailed links.
     PUBLIC_URL = os.environ.get("PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
-    # Tokens (DESIGN.md: access 24 h, refresh 7 days, 1 day without "remember").
+    # Tokens (README, "Accounts and sessions": access 24 h, refresh 7 days, 1 day without "remember").
     JWT_ACCESS_TOKEN_EXPIRES = timedelta(hours=24)
     JWT_REFRESH_TOKEN_EXPIRES = timedelta(days=7)
     JWT_REFRESH_TOKEN_SHORT_EXPIRES = timedelta(days=1)

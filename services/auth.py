@@ -105,7 +105,7 @@ def create_user(
     registration does not, and may then share an unproven address with other accounts."""
     email = normalize_email(email)
     if verified and verified_owner(email) is not None:
-        raise ConflictError("A user with this email already exists", field="email")
+        raise ConflictError("A user with this email already exists", reason="email_registered", field="email")
     user = User(
         email=email,
         name=name.strip(),
@@ -137,9 +137,11 @@ def authenticate(email: str, password: str) -> User:
     if user is None:
         if not candidates:
             verify_password(None, password)
-        raise AuthenticationError("Invalid email or password", code="INVALID_CREDENTIALS")
+        raise AuthenticationError(
+            "Invalid email or password", code="INVALID_CREDENTIALS", reason="invalid_credentials"
+        )
     if user.banned:
-        raise ForbiddenError("This account is banned", code="USER_BANNED")
+        raise ForbiddenError("This account is banned", code="USER_BANNED", reason="account_banned")
     user.last_seen_at = utcnow()
     return user
 
@@ -201,17 +203,25 @@ def _load_refresh(token: str) -> tuple[RefreshToken, dict]:
     try:
         claims = decode_token(token)
     except ExpiredSignatureError:
-        raise AuthenticationError("Refresh token expired, log in again", code="TOKEN_EXPIRED") from None
+        raise AuthenticationError(
+            "Refresh token expired, log in again", code="TOKEN_EXPIRED", reason="refresh_token_expired"
+        ) from None
     except (InvalidTokenError, ValueError, TypeError, KeyError):
-        raise AuthenticationError("Invalid refresh token", code="INVALID_TOKEN") from None
+        raise AuthenticationError(
+            "Invalid refresh token", code="INVALID_TOKEN", reason="invalid_refresh_token"
+        ) from None
     if claims.get("type") != "refresh":
-        raise AuthenticationError("Invalid refresh token", code="INVALID_TOKEN")
+        raise AuthenticationError(
+            "Invalid refresh token", code="INVALID_TOKEN", reason="invalid_refresh_token"
+        )
     # Lock the row so two refreshes of one token cannot both rotate it.
     record = db.session.scalar(
         select(RefreshToken).where(RefreshToken.jti == claims["jti"]).with_for_update()
     )
     if record is None:
-        raise AuthenticationError("Invalid refresh token", code="INVALID_TOKEN")
+        raise AuthenticationError(
+            "Invalid refresh token", code="INVALID_TOKEN", reason="invalid_refresh_token"
+        )
     return record, claims
 
 
@@ -246,13 +256,17 @@ def rotate_refresh(token: str) -> tuple[User, str, str]:
     record, _claims = _load_refresh(token)
     user = db.session.get(User, record.user_id)
     if user is None:
-        raise AuthenticationError("Invalid refresh token", code="INVALID_TOKEN")
+        raise AuthenticationError(
+            "Invalid refresh token", code="INVALID_TOKEN", reason="invalid_refresh_token"
+        )
     # A ban revokes every refresh token: say so rather than "already used".
     if user.banned:
-        raise ForbiddenError("This account is banned", code="USER_BANNED")
+        raise ForbiddenError("This account is banned", code="USER_BANNED", reason="account_banned")
     if record.revoked_at is not None:
         revoke_family(record.family_id)
-        raise TokenReuseError("Refresh token was already used", code="INVALID_TOKEN")
+        raise TokenReuseError(
+            "Refresh token was already used", code="INVALID_TOKEN", reason="refresh_token_reused"
+        )
     record.revoked_at = utcnow()
     user.last_seen_at = utcnow()
     access, new_refresh = issue_tokens(user, remember=record.remember, family_id=record.family_id)
@@ -316,7 +330,9 @@ def reset_password(token: str, new_password: str) -> User:
         select(PasswordResetToken).where(PasswordResetToken.token_hash == _digest(token)).with_for_update()
     )
     if record is None or record.used_at is not None or record.expires_at <= utcnow():
-        raise DomainError("Token de redefinição inválido ou expirado", "INVALID_TOKEN", 400)
+        raise DomainError(
+            "Token de redefinição inválido ou expirado", "INVALID_TOKEN", 400, reason="invalid_reset_token"
+        )
     user = db.session.get(User, record.user_id)
     record.used_at = utcnow()
     user.password_hash = hash_password(new_password)

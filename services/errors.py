@@ -1,4 +1,9 @@
-"""Domain errors. Services raise these; ``errors.py`` renders them per dialect."""
+"""Domain errors. Services raise these; ``errors.py`` renders them per dialect.
+
+Each refusal raised by a service names its ``reason``: a stable key (``"issue_not_found"``)
+that the pages turn into their own pt-BR text, so no page depends on the wording of a
+message. ``params`` fill the blanks of that text. Neither is part of an API body.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,12 @@ from typing import Any
 
 @dataclass(frozen=True)
 class FieldError:
-    """One invalid input: where it is (``("body", "senha")``), why, and a type tag."""
+    """One invalid input: where it is (``("body", "senha")``), why, a type tag and its reason."""
 
     loc: tuple[str | int, ...]
     msg: str
     type: str = "value_error"
+    reason: str = ""
 
 
 @dataclass
@@ -21,38 +27,61 @@ class DomainError(Exception):
     code: str = "BAD_REQUEST"
     status: int = 400
     extra: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return self.message
 
 
 class NotFoundError(DomainError):
-    def __init__(self, message: str = "Not found", **extra: Any):
-        super().__init__(message, "NOT_FOUND", 404, extra)
+    def __init__(
+        self, message: str = "Not found", *, reason: str = "", params: dict | None = None, **extra: Any
+    ):
+        super().__init__(message, "NOT_FOUND", 404, extra, reason, params or {})
 
 
 class ConflictError(DomainError):
-    def __init__(self, message: str, **extra: Any):
-        super().__init__(message, "CONFLICT", 409, extra)
+    def __init__(self, message: str, *, reason: str = "", params: dict | None = None, **extra: Any):
+        super().__init__(message, "CONFLICT", 409, extra, reason, params or {})
 
 
 class ForbiddenError(DomainError):
-    def __init__(self, message: str = "Forbidden", code: str = "FORBIDDEN", **extra: Any):
-        super().__init__(message, code, 403, extra)
+    def __init__(
+        self,
+        message: str = "Forbidden",
+        code: str = "FORBIDDEN",
+        *,
+        reason: str = "",
+        params: dict | None = None,
+        **extra: Any,
+    ):
+        super().__init__(message, code, 403, extra, reason, params or {})
 
 
 class AuthenticationError(DomainError):
-    def __init__(self, message: str, code: str = "UNAUTHORIZED", **extra: Any):
-        super().__init__(message, code, 401, extra)
+    def __init__(
+        self,
+        message: str,
+        code: str = "UNAUTHORIZED",
+        *,
+        reason: str = "",
+        params: dict | None = None,
+        **extra: Any,
+    ):
+        super().__init__(message, code, 401, extra, reason, params or {})
 
 
 class PlanLimitError(DomainError):
-    def __init__(self, message: str, **extra: Any):
-        super().__init__(message, "PLAN_LIMIT_REACHED", 402, extra)
+    def __init__(self, message: str, *, reason: str = "", params: dict | None = None, **extra: Any):
+        super().__init__(message, "PLAN_LIMIT_REACHED", 402, extra, reason, params or {})
 
 
 class ValidationFailed(DomainError):
-    """Input that passed the schema but not the domain (a store that does not exist...)."""
+    """Input that passed the schema but not the domain (a store that does not exist...).
+
+    Its reasons are its errors' own (``FieldError.reason``).
+    """
 
     def __init__(self, errors: list[FieldError], message: str = "Validation failed"):
         super().__init__(message, "VALIDATION_ERROR", 422, {})

@@ -79,15 +79,25 @@ def verify_email(token: str) -> User:
         select(EmailVerification).where(EmailVerification.token_hash == _digest(token)).with_for_update()
     )
     if record is None or record.used_at is not None or record.expires_at <= now:
-        raise DomainError("Link de confirmação inválido ou expirado", "INVALID_TOKEN", 400)
+        raise DomainError(
+            "Link de confirmação inválido ou expirado",
+            "INVALID_TOKEN",
+            400,
+            reason="invalid_verification_link",
+        )
     user = db.session.get(User, record.user_id)
     record.used_at = now
     owner = auth_service.verified_owner(record.email)
     if owner is not None and owner.id != user.id:
-        raise ConflictError("Este e-mail já pertence a outra conta", field="email")
+        raise ConflictError("Este e-mail já pertence a outra conta", reason="email_taken", field="email")
     if record.email != user.email and record.email != user.pending_email:
         # A later change replaced the address this link was sent for.
-        raise DomainError("Link de confirmação inválido ou expirado", "INVALID_TOKEN", 400)
+        raise DomainError(
+            "Link de confirmação inválido ou expirado",
+            "INVALID_TOKEN",
+            400,
+            reason="invalid_verification_link",
+        )
     # Another account may prove the same address at the same moment: one wins, one gets 409.
     with unique.or_conflict():
         user.email = record.email
@@ -104,7 +114,9 @@ def request_email_change(user: User, new_email: str, current_password: str | Non
         user.pending_email = None
         return
     if not current_password or not auth_service.verify_password(user, current_password):
-        raise ForbiddenError("Senha atual incorreta: ela é necessária para trocar o e-mail")
+        raise ForbiddenError(
+            "Senha atual incorreta: ela é necessária para trocar o e-mail", reason="wrong_current_password"
+        )
     # Whether another account owns the address is told only to whoever opens the link.
     user.pending_email = new_email
     send_verification(user, new_email)

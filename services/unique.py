@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -25,24 +26,48 @@ from sqlalchemy.exc import IntegrityError
 from extensions import db
 from services.errors import ConflictError
 
-# Constraint name -> (message, extra fields of the 409 body). The messages are the
-# ones the services' own checks raise (the pages translate them by their text).
-DUPLICATES: dict[str, tuple[str, dict[str, Any]]] = {
-    "uq_organizations_slug": ("An organization with this slug already exists", {"field": "slug"}),
-    "uq_workspaces_slug": ("A workspace with this slug already exists", {"field": "slug"}),
-    "uq_projects_workspace_id_key": (
+
+@dataclass(frozen=True)
+class Duplicate:
+    """What a duplicate of one constraint answers: the 409's message, the reason the pages
+    translate, and extra fields of the tracker's body (``field``)."""
+
+    message: str
+    reason: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# Constraint name -> the 409 it answers: the same one the services' own checks raise.
+DUPLICATES: dict[str, Duplicate] = {
+    "uq_organizations_slug": Duplicate(
+        "An organization with this slug already exists",
+        reason="organization_slug_taken",
+        extra={"field": "slug"},
+    ),
+    "uq_workspaces_slug": Duplicate(
+        "A workspace with this slug already exists", reason="workspace_slug_taken", extra={"field": "slug"}
+    ),
+    "uq_projects_workspace_id_key": Duplicate(
         "A project with this key already exists in the workspace",
-        {"field": "key"},
+        reason="project_key_taken",
+        extra={"field": "key"},
     ),
-    "uq_labels_project_id_name": ("A label with this name already exists in the project", {"field": "name"}),
-    "uq_issue_relations_issue_id_related": ("These issues are already related", {}),
-    "uq_invitations_pending_organization_id_email": (
-        "This address already has a pending invitation",
-        {"field": "email"},
+    "uq_labels_project_id_name": Duplicate(
+        "A label with this name already exists in the project",
+        reason="label_name_taken",
+        extra={"field": "name"},
     ),
-    "pk_memberships": ("You are already a member of this organization", {}),
-    "uq_users_email_verified": ("Este e-mail já pertence a outra conta", {"field": "email"}),
-    "pk_plans": ("A plan with this id already exists", {}),
+    "uq_issue_relations_issue_id_related": Duplicate(
+        "These issues are already related", reason="already_related"
+    ),
+    "uq_invitations_pending_organization_id_email": Duplicate(
+        "This address already has a pending invitation", reason="invitation_pending", extra={"field": "email"}
+    ),
+    "pk_memberships": Duplicate("You are already a member of this organization", reason="already_joined"),
+    "uq_users_email_verified": Duplicate(
+        "Este e-mail já pertence a outra conta", reason="email_taken", extra={"field": "email"}
+    ),
+    "pk_plans": Duplicate("A plan with this id already exists", reason="plan_id_taken"),
 }
 
 _PG_UNIQUE_VIOLATION = "23505"
@@ -53,8 +78,8 @@ class DuplicateError(ConflictError):
     """409 for a value a unique constraint already holds; ``constraint`` names it."""
 
     def __init__(self, constraint: str):
-        message, extra = DUPLICATES[constraint]
-        super().__init__(message, **extra)
+        duplicate = DUPLICATES[constraint]
+        super().__init__(duplicate.message, reason=duplicate.reason, **duplicate.extra)
         self.constraint = constraint
 
 

@@ -17,12 +17,18 @@ def update_profile(user: User, changes: dict) -> User:
     loja_id = changes.get("lojaId")
 
     if papel is not None and PAPEL_RANK[papel] > PAPEL_RANK[user.papel]:
-        raise ForbiddenError("Não é permitido elevar o próprio papel")
+        raise ForbiddenError("Não é permitido elevar o próprio papel", reason="self_promotion")
     if loja_id is not None and loja_id != user.loja_id:
         if user.papel != "admin":
-            raise ForbiddenError("Só um admin pode trocar a própria loja")
+            raise ForbiddenError("Só um admin pode trocar a própria loja", reason="own_store_admin_only")
         if db.session.get(Loja, loja_id) is None:
-            raise ValidationFailed([FieldError(("body", "lojaId"), "Loja não encontrada", "value_error")])
+            raise ValidationFailed(
+                [
+                    FieldError(
+                        ("body", "lojaId"), "Loja não encontrada", "value_error", reason="loja_not_found"
+                    )
+                ]
+            )
 
     if email is not None:
         request_email_change(user, email, changes.get("senhaAtual"))

@@ -89,3 +89,48 @@ def test_banned_people_lose_their_page_session(client, ctx):
     response = client.post("/login", data={"email": user.email, "senha": PASSWORD})
     assert response.status_code == 403
     assert "Conta bloqueada" in response.get_data(as_text=True)
+
+
+def test_store_stock_is_searched_by_the_database(client, ctx):
+    from tests.factories import make_produto, set_stock
+
+    loja = make_loja(nome="Loja Recife", cidade="Recife")
+    bota = make_produto(nome="Bota Couro", sku="BTC-02", marca="Marca B")
+    tenis = make_produto(nome="Tênis 100% Algodão", sku="TEN-01", marca="Marca A")
+    set_stock(loja, bota, **{"37": 2})
+    set_stock(loja, tenis, **{"38": 1})
+    _sign_in(client, make_user())
+
+    def shown(q: str) -> set[str]:
+        body = client.get(f"/lojas/{loja.id}", query_string={"q": q}, headers={"HX-Request": "true"})
+        assert body.status_code == 200
+        text = body.get_data(as_text=True)
+        return {name for name in ("Bota Couro", "Tênis 100% Algodão") if name in text}
+
+    assert shown("") == {"Bota Couro", "Tênis 100% Algodão"}
+    assert shown("COURO") == {"Bota Couro"}
+    assert shown("marca a") == {"Tênis 100% Algodão"}
+    assert shown("btc") == {"Bota Couro"}
+    # LIKE wildcards are taken literally.
+    assert shown("0%") == {"Tênis 100% Algodão"}
+    assert shown("_") == set()
+    assert client.get("/lojas?q=%25").status_code == 200
+
+
+def test_a_cell_outside_the_grade_says_why_in_portuguese(client, ctx):
+    from tests.factories import make_produto
+
+    loja = make_loja()
+    produto = make_produto(tamanhos=("37", "38"))
+    _sign_in(client, make_user())
+    ok = client.get(f"/lojas/{loja.id}/celula", query_string={"produtoId": str(produto.id), "tamanho": "38"})
+    assert ok.status_code == 200
+    outside = client.get(
+        f"/lojas/{loja.id}/celula", query_string={"produtoId": str(produto.id), "tamanho": "44"}
+    )
+    assert outside.status_code == 422
+    assert "Tamanho fora da grade do produto" in outside.get_data(as_text=True)
+    unknown = client.get(
+        f"/lojas/{loja.id}/celula", query_string={"produtoId": str(loja.id), "tamanho": "38"}
+    )
+    assert unknown.status_code == 404

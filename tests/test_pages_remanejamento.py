@@ -242,6 +242,46 @@ def test_unknown_batch_is_a_404_page(client, planner):
     assert client.get("/lotes/not-a-uuid").status_code == 404
 
 
+def _row_ids(body: str) -> list[str]:
+    return re.findall(r'<tr id="rec-([0-9a-f-]+)"', body)
+
+
+def test_every_sort_is_the_database_s_and_matches_the_names_shown(client, net, planner):
+    """Each column sorts ascending and descending, case-insensitively by name, ties in list order."""
+    lote, cd = net["lote"], net["cd"]
+    zeta = make_loja(nome="loja zeta", codigo="SP09")
+    baixa = make_produto(nome="bota baixa", sku="BTB-03", tamanhos=("37", "38"))
+    extra = [
+        make_rec(lote, baixa, zeta, net["moema"], tamanho="37", quantidade=9, score=10, dias_ate_ruptura=1),
+        make_rec(lote, net["tenis"], cd, zeta, tamanho="39", quantidade=2, score=95, dias_ate_ruptura=7),
+        make_rec(lote, baixa, cd, zeta, tamanho="38", quantidade=4, score=60, status="recusada", vetado=True),
+    ]
+    recs = [*net["recs"].values(), *extra]
+    sign_in(client, planner)
+    from models.stock import Loja, Produto
+
+    lojas = {loja.id: loja.nome for loja in db.session.query(Loja)}
+    produtos = {p.id: p.nome for p in db.session.query(Produto)}
+    status_order = {"pendente": 0, "aprovada": 1, "executada": 2, "recusada": 3}
+    in_list_order = sorted(recs, key=lambda r: (r.prioridade_rank, -r.score, r.posicao))
+    keys = {
+        "score": lambda r: r.score,
+        "quantidade": lambda r: r.quantidade,
+        "ruptura": lambda r: r.dias_ate_ruptura,
+        "produto": lambda r: (produtos[r.produto_id].lower(), r.tamanho),
+        "origem": lambda r: lojas[r.origem_id].lower(),
+        "destino": lambda r: lojas[r.destino_id].lower(),
+        "status": lambda r: (r.vetado, status_order[r.status]),
+    }
+    for ordem, key in keys.items():
+        for direction in ("asc", "desc"):
+            expected = [str(r.id) for r in sorted(in_list_order, key=key, reverse=direction == "desc")]
+            body = text(client.get(f"/lotes/{lote.id}?ordem={ordem}&dir={direction}", headers=hx()))
+            assert _row_ids(body) == expected, (ordem, direction)
+    backwards = text(client.get(f"/lotes/{lote.id}?ordem=prioridade&dir=desc", headers=hx()))
+    assert _row_ids(backwards) == [str(r.id) for r in reversed(in_list_order)]
+
+
 # --- decisions in place ----------------------------------------------------------------------
 
 
@@ -358,6 +398,58 @@ def test_store_managers_see_and_execute_only_their_store(client, net):
     )
     assert "1 não pôde mudar" in text(hidden) and "Recomendação não encontrada" in text(hidden)
     assert "Loja Moema" not in text(hidden).split('id="bulk-result"')[1].split("</div>")[0]
+
+
+ACTION_LABELS = {
+    "Aprovar": "aprovar",
+    "Executar": "executar",
+    "Recusar": "recusar",
+    "Vetar": "vetar",
+    "Restaurar": "restaurar",
+}
+
+
+def _offered(page_row: str) -> list[str]:
+    return [
+        ACTION_LABELS[label]
+        for label in re.findall(r">(Aprovar|Executar|Recusar|Vetar|Restaurar)</button>", page_row)
+    ]
+
+
+@pytest.mark.parametrize("papel", ["planejador", "gerente_loja", "visualizador"])
+def test_a_row_offers_exactly_the_moves_the_service_makes(client, net, papel):
+    """Pending: approve, refuse, veto; approved: execute, refuse, veto; vetoed: restore only;
+    decided: nothing. Each offered move is accepted and changes the recommendation."""
+    user = make_user(papel=papel, loja=net["paulista"] if papel == "gerente_loja" else None)
+    csrf = sign_in(client, user)
+    decide, execute = papel == "planejador", papel in ("planejador", "gerente_loja")
+    expected = {
+        ("pendente", False): ["aprovar", "recusar", "vetar"] if decide else [],
+        ("aprovada", False): (["executar"] if execute else []) + (["recusar", "vetar"] if decide else []),
+        ("executada", False): [],
+        ("recusada", False): [],
+        ("pendente", True): ["restaurar"] if decide else [],
+        ("aprovada", True): ["restaurar"] if decide else [],
+        ("recusada", True): ["restaurar"] if decide else [],
+    }
+    lid = net["lote"].id
+    for (status, vetado), moves in expected.items():
+        rec = make_rec(net["lote"], net["tenis"], net["cd"], net["paulista"], status=status, vetado=vetado)
+        row = text(client.get(f"/lotes/{lid}/recomendacoes/{rec.id}", headers=hx()))
+        assert _offered(row) == moves, (status, vetado)
+        for acao in moves:
+            fresh = make_rec(
+                net["lote"], net["tenis"], net["cd"], net["paulista"], status=status, vetado=vetado
+            )
+            before = api_status(client, make_user(papel="admin"), fresh.id)
+            response = client.post(
+                f"/lotes/{lid}/recomendacoes/{fresh.id}/{acao}",
+                data={"motivo": "Sem espaço"},
+                headers=hx(csrf),
+            )
+            assert response.status_code == 200, (status, vetado, acao)
+            after = api_status(client, make_user(papel="admin"), fresh.id)
+            assert (after["status"], after["vetado"]) != (before["status"], before["vetado"]), acao
 
 
 def test_bulk_actions_report_what_could_not_change(client, net, planner):

@@ -1,18 +1,31 @@
-"""Server-rendered pages (Jinja + htmx). They never live under an API base."""
+"""Server-rendered pages (Jinja + htmx). They never live under an API base.
+
+``app.register_pages`` registers the template globals and these blueprints, each
+named here: the stock pages only where the stock service is served, the tracker's
+(and the platform administration) only with the tracker, as the APIs.
+"""
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Iterable
 
-# Modules that add their routes to the tracker's blueprint: the issue page, the people
-# page, a project's settings.
-TRACKER_PAGE_MODULES = ("tracker_issue", "tracker_members", "tracker_settings")
+from flask import Blueprint
+
+from blueprints.pages.templating import register_template_globals
+
+__all__ = ["page_blueprints", "register_template_globals"]
 
 
-def page_blueprints() -> list:
-    from blueprints.pages import account, catalogue, home, remanejamento, tracker
-    from blueprints.pages import admin as admin_pages
+def page_blueprints(services: Iterable[str]) -> list[Blueprint]:
+    from blueprints.pages import account, home
 
-    for module in TRACKER_PAGE_MODULES:
-        importlib.import_module(f"blueprints.pages.{module}")
-    return [home.blp, account.blp, catalogue.blp, remanejamento.blp, tracker.blp, admin_pages.blp]
+    blueprints = [home.blp, account.blp]
+    if "stock" in services:
+        from blueprints.pages import catalogue, remanejamento
+
+        blueprints += [catalogue.blp, remanejamento.blp]
+    if "tracker" in services:
+        from blueprints.pages import admin, tracker, tracker_issue, tracker_members, tracker_settings
+
+        blueprints += [tracker.blp, tracker_issue.blp, tracker_members.blp, tracker_settings.blp, admin.blp]
+    return blueprints

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from flask import Blueprint, redirect, request, url_for
-from flask_babel import gettext as _
 from flask_jwt_extended import current_user, get_jwt, set_access_cookies, unset_jwt_cookies
 from marshmallow import ValidationError
 
 from blueprints.common import login_throttle, reset_throttle
-from blueprints.pages.common import page_login_required, render_page, safe_next
-from extensions import db
+from blueprints.pages.common import page_login_required, refused, render_page, safe_next
 from schemas.auth import ForgotPasswordRequest, LoginRequest, ResetPasswordRequest, UpdateProfileRequest
 from services import auth as auth_service
 from services import identity
@@ -41,10 +39,9 @@ def login():
             "account/login.html", status=422, next_url=next_url, form=form, errors=_field_errors(exc)
         )
     except DomainError as exc:
-        message = _("Conta bloqueada.") if exc.code == "USER_BANNED" else _("E-mail ou senha inválidos.")
-        db.session.rollback()
+        refusal = refused(exc)
         return render_page(
-            "account/login.html", status=exc.status, next_url=next_url, form=form, errors={"_form": message}
+            "account/login.html", status=refusal.status, next_url=next_url, form=form, errors=refusal.errors
         )
     response = redirect(next_url)
     set_access_cookies(response, access)
@@ -90,8 +87,9 @@ def reset_password():
             "account/reset.html", status=422, token=token, errors=_field_errors(exc), done=False
         )
     except DomainError as exc:
+        refusal = refused(exc, inline_not_found=True)
         return render_page(
-            "account/reset.html", status=400, token=token, errors={"_form": exc.message}, done=False
+            "account/reset.html", status=refusal.status, token=token, errors=refusal.errors, done=False
         )
     return render_page("account/reset.html", token="", errors={}, done=True)
 
@@ -116,8 +114,8 @@ def profile():
         except ValidationError as exc:
             errors, status = _field_errors(exc), 422
         except DomainError as exc:
-            db.session.rollback()
-            errors, status = {"_form": exc.message}, exc.status
+            refusal = refused(exc, inline_not_found=True)
+            errors, status = refusal.errors, refusal.status
     return render_page(
         "account/profile.html", "profile_form", status=status, user=current_user, errors=errors, saved=saved
     )
@@ -143,8 +141,10 @@ def verify_email():
     try:
         identity.verify_email(token[:200])
     except DomainError as exc:
-        db.session.rollback()
-        return render_page("account/verify.html", status=exc.status, token="", error=exc.message, done=False)
+        refusal = refused(exc, inline_not_found=True)
+        return render_page(
+            "account/verify.html", status=refusal.status, token="", error=refusal.message, done=False
+        )
     return render_page("account/verify.html", token="", error=None, done=True)
 
 

@@ -7,20 +7,27 @@ anyone else signed in gets 403.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from functools import wraps
 
-from flask import Blueprint, Response, abort, make_response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, abort, redirect, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
-from blueprints.pages.common import page_login_required, render_page
-from blueprints.pages.tracker import tenant_error
-from blueprints.pages.tracker_text import domain_errors, domain_message, schema_errors
-from extensions import db, htmx
-from models.auth import User
-from models.tracker import FEATURE_NAMES, LIMIT_NAMES, Organization
+from blueprints.pages.common import (
+    Refusal,
+    after_change,
+    page_login_required,
+    refused,
+    render_fragment,
+    render_page,
+    wants_fragment,
+)
+from blueprints.pages.messages import schema_errors
+from blueprints.pages.tracker_common import tenant_error
+from models.tracker import FEATURE_NAMES, LIMIT_NAMES
 from schemas.tracker.admin import (
     AdminOrganizationUpdate,
     AdminUserUpdate,
@@ -88,14 +95,24 @@ def _query(schema, names: tuple[str, ...]) -> tuple[dict, dict]:
     return loaded, {}
 
 
-def _fragment(template: str, status: int = 200, **context) -> Response:
-    response = make_response(render_template(template, **context), status)
-    response.headers.add("Vary", "HX-Request")
-    return response
+def _refused(exc: ValidationError | DomainError) -> Refusal:
+    """The refusal to show in the row; an unknown row is the 404 page, as any unknown URL."""
+    try:
+        return refused(exc)
+    except DomainError:
+        abort(404)
 
 
-def _pages(page) -> int:
-    return max(1, (page.total + page.per_page - 1) // page.per_page)
+def _edited(
+    template: str, list_endpoint: str, context: Callable[[], dict], refusal: Refusal | None = None
+) -> Response:
+    """After a row's edit: htmx gets the row again (the refusal in place); a plain form goes
+    back to the list, or to the error page when refused."""
+    if not wants_fragment():
+        if refusal is not None:
+            abort(refusal.status, description=refusal.message)
+        return redirect(url_for(list_endpoint), code=303)
+    return render_fragment(template, status=refusal.status if refusal else 200, **context())
 
 
 # --- statistics ----------------------------------------------------------------------------
@@ -140,7 +157,7 @@ def users():
         "user_rows",
         status=400 if errors else 200,
         page=page,
-        pages=_pages(page),
+        pages=page.pages,
         q=request.args.get("q", ""),
         errors=errors,
     )
@@ -152,27 +169,15 @@ def update_user(user_id: uuid.UUID):
     form = {k: request.form[k] for k in ("banned", "superadmin") if k in request.form}
     try:
         row = admin.update_user(current_user, user_id, AdminUserUpdate().load(form))
-    except ValidationError as exc:
-        return _user_error(user_id, next(iter(schema_errors(exc).values())), 422)
-    except DomainError as exc:
-        db.session.rollback()
-        if exc.status == 404:
-            abort(404)
-        return _user_error(user_id, domain_message(exc), exc.status)
-    if not htmx:
-        return redirect(url_for("admin_pages.users"), code=303)
-    return _fragment("admin/_user_row.html", user=row, message=None)
-
-
-def _user_error(user_id: uuid.UUID, message: str, status: int) -> Response:
-    if not htmx:
-        abort(status, description=message)
-    user = db.session.get(User, user_id)
-    rows = admin.list_users({"q": user.email, "per_page": 100}).items if user else []
-    row = next((r for r in rows if r["id"] == user_id), None)
-    if row is None:
-        abort(404)
-    return _fragment("admin/_user_row.html", status=status, user=row, message=message)
+    except (ValidationError, DomainError) as exc:
+        refusal = _refused(exc)
+        return _edited(
+            "admin/_user_row.html",
+            "admin_pages.users",
+            lambda: {"user": admin.user_row(user_id), "message": refusal.message},
+            refusal,
+        )
+    return _edited("admin/_user_row.html", "admin_pages.users", lambda: {"user": row, "message": None})
 
 
 # --- organizations -----------------------------------------------------------------------------
@@ -188,7 +193,7 @@ def organizations():
         "org_rows",
         status=400 if errors else 200,
         page=page,
-        pages=_pages(page),
+        pages=page.pages,
         q=request.args.get("q", ""),
         plan=request.args.get("plan", ""),
         plans=plans.list_plans(),
@@ -200,24 +205,25 @@ def organizations():
 @superadmin_page
 def update_organization(organization_id: uuid.UUID):
     form = {k: request.form[k] for k in ("plan", "suspended") if k in request.form}
-    message, status = None, 200
     try:
         row = admin.update_organization(organization_id, AdminOrganizationUpdate().load(form))
-    except ValidationError as exc:
-        message, status = next(iter(schema_errors(exc).values())), 422
-    except DomainError as exc:
-        db.session.rollback()
-        if exc.status == 404:
-            abort(404)
-        message, status = next(iter(domain_errors(exc).values())), exc.status
-    if not htmx:
-        if message:
-            abort(status, description=message)
-        return redirect(url_for("admin_pages.organizations"), code=303)
-    if message:
-        # An empty change set is a plain re-read of the row as the list shows it.
-        row = admin.update_organization(organization_id, {})
-    return _fragment("admin/_org_row.html", status=status, org=row, plans=plans.list_plans(), message=message)
+    except (ValidationError, DomainError) as exc:
+        refusal = _refused(exc)
+        return _edited(
+            "admin/_org_row.html",
+            "admin_pages.organizations",
+            lambda: {
+                "org": admin.organization_row(organization_id),
+                "plans": plans.list_plans(),
+                "message": refusal.message,
+            },
+            refusal,
+        )
+    return _edited(
+        "admin/_org_row.html",
+        "admin_pages.organizations",
+        lambda: {"org": row, "plans": plans.list_plans(), "message": None},
+    )
 
 
 # --- plans -------------------------------------------------------------------------------------
@@ -259,16 +265,10 @@ def create_plan():
     form = request.form.to_dict()
     try:
         plan = plans.create_plan(PlanCreate().load(_plan_form_data(request.form, creating=True)))
-    except ValidationError as exc:
-        return _plans_page(422, block="plan_create", form=form, errors=schema_errors(exc))
-    except DomainError as exc:
-        db.session.rollback()
-        return _plans_page(exc.status, block="plan_create", form=form, errors=domain_errors(exc))
-    if htmx:
-        response = make_response("", 200)
-        response.headers["HX-Redirect"] = url_for("admin_pages.plans_page", created=plan.id)
-        return response
-    return redirect(url_for("admin_pages.plans_page", created=plan.id), code=303)
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return _plans_page(refusal.status, block="plan_create", form=form, errors=refusal.errors)
+    return after_change("admin_pages.plans_page", created=plan.id)
 
 
 @blp.route("/plans/<plan_id>", methods=["POST"])
@@ -276,27 +276,17 @@ def create_plan():
 def update_plan(plan_id: str):
     try:
         plan = plans.update_plan(plan_id, PlanUpdate().load(_plan_form_data(request.form, creating=False)))
-    except ValidationError as exc:
-        errors, status = schema_errors(exc), 422
-    except DomainError as exc:
-        db.session.rollback()
-        if exc.status == 404:
-            abort(404)
-        errors, status = domain_errors(exc), exc.status
-    else:
-        if not htmx:
-            return redirect(url_for("admin_pages.plans_page"), code=303)
-        return _fragment("admin/_plan_form.html", plan=plan, errors={}, saved=True)
-    if not htmx:
-        abort(status, description=next(iter(errors.values())))
-    return _fragment(
-        "admin/_plan_form.html", status=status, plan=plans.get_plan(plan_id), errors=errors, saved=False
+    except (ValidationError, DomainError) as exc:
+        refusal = _refused(exc)
+        return _edited(
+            "admin/_plan_form.html",
+            "admin_pages.plans_page",
+            lambda: {"plan": plans.get_plan(plan_id), "errors": refusal.errors, "saved": False},
+            refusal,
+        )
+    return _edited(
+        "admin/_plan_form.html", "admin_pages.plans_page", lambda: {"plan": plan, "errors": {}, "saved": True}
     )
-
-
-def _organization_of(organization_id: uuid.UUID) -> Organization | None:
-    """The workspace's organization; the admin list already loaded it into the session."""
-    return db.session.get(Organization, organization_id)
 
 
 # --- workspaces --------------------------------------------------------------------------------
@@ -307,18 +297,18 @@ def _organization_of(organization_id: uuid.UUID) -> Organization | None:
 def workspaces():
     query, errors = _query(WorkspaceQuery, ("q", "organization_id", "page"))
     page = admin.list_workspaces(query)
-    organization = None
-    if query.get("organization_id"):
-        organization = db.session.get(Organization, query["organization_id"])
+    organizations = admin.organizations_by_id(
+        [row["organization_id"] for row in page.items] + [query.get("organization_id")]
+    )
     return render_page(
         "admin/workspaces.html",
         "workspace_rows",
         status=400 if errors else 200,
         page=page,
-        pages=_pages(page),
+        pages=page.pages,
         q=request.args.get("q", ""),
-        organization=organization,
-        org_of=_organization_of,
+        organization=organizations.get(query.get("organization_id")),
+        org_of=organizations.get,
         errors=errors,
     )
 
@@ -331,26 +321,21 @@ def update_workspace(workspace_id: uuid.UUID):
         row = admin.update_workspace(
             workspace_id, AdminWorkspaceUpdate().load({k: v for k, v in form.items() if v})
         )
-    except ValidationError as exc:
-        errors, status = schema_errors(exc), 422
-    except DomainError as exc:
-        db.session.rollback()
-        if exc.status == 404:
-            abort(404)
-        errors, status = domain_errors(exc), exc.status
-    else:
-        if not htmx:
-            return redirect(url_for("admin_pages.workspaces"), code=303)
-        return _fragment("admin/_workspace_row.html", ws=row, org_of=_organization_of, errors={}, saved=True)
-    if not htmx:
-        abort(status, description=next(iter(errors.values())))
-    # An empty change set is a plain re-read of the row as the list shows it.
-    row = admin.update_workspace(workspace_id, {})
-    return _fragment(
+    except (ValidationError, DomainError) as exc:
+        refusal = _refused(exc)
+        return _edited(
+            "admin/_workspace_row.html",
+            "admin_pages.workspaces",
+            lambda: _workspace_row(admin.workspace_row(workspace_id), errors=refusal.errors, saved=False),
+            refusal,
+        )
+    return _edited(
         "admin/_workspace_row.html",
-        status=status,
-        ws=row,
-        org_of=_organization_of,
-        errors=errors,
-        saved=False,
+        "admin_pages.workspaces",
+        lambda: _workspace_row(row, errors={}, saved=True),
     )
+
+
+def _workspace_row(row: dict, **context) -> dict:
+    """What a workspace's row shows: the row and its organization's name."""
+    return {"ws": row, "org_of": admin.organizations_by_id([row["organization_id"]]).get, **context}

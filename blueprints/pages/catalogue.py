@@ -7,20 +7,22 @@ import uuid
 from flask import Blueprint, abort, request
 
 from blueprints.pages.common import page_login_required, render_page
+from blueprints.pages.messages import domain_message
 from services.errors import DomainError
 from services.stock import catalogue
 
 blp = Blueprint("catalogue", __name__)
 
 
+def _search() -> str:
+    return request.args.get("q", "").strip().lower()
+
+
 @blp.route("/lojas")
 @page_login_required(stock=True)
 def stores():
-    q = request.args.get("q", "").strip().lower()
-    lojas = catalogue.list_lojas()
-    if q:
-        lojas = [s for s in lojas if q in s.nome.lower() or q in s.cidade.lower() or q in s.codigo.lower()]
-    return render_page("catalogue/stores.html", "store_rows", lojas=lojas, q=q)
+    q = _search()
+    return render_page("catalogue/stores.html", "store_rows", lojas=catalogue.list_lojas(q), q=q)
 
 
 def _uuid_or_404(value: str) -> uuid.UUID:
@@ -33,23 +35,12 @@ def _uuid_or_404(value: str) -> uuid.UUID:
 @blp.route("/lojas/<loja_id>")
 @page_login_required(stock=True)
 def store_stock(loja_id: str):
+    q = _search()
     try:
         loja = catalogue.get_loja(_uuid_or_404(loja_id))
+        items = catalogue.estoque_por_produto(loja.id, q)
     except DomainError:
         abort(404, description="Loja não encontrada.")
-    q = request.args.get("q", "").strip().lower()
-    produtos = {p.id: p for p in catalogue.list_produtos()}
-    items = []
-    for item in catalogue.estoque_da_loja(loja.id):
-        produto = produtos[item["produtoId"]]
-        if (
-            q
-            and q not in produto.nome.lower()
-            and q not in produto.sku.lower()
-            and q not in produto.marca.lower()
-        ):
-            continue
-        items.append((produto, item))
     return render_page("catalogue/store_stock.html", "stock_rows", loja=loja, items=items, q=q)
 
 
@@ -63,6 +54,6 @@ def cell(loja_id: str):
             request.args.get("tamanho", ""),
         )
     except DomainError as exc:
-        abort(404 if exc.status == 404 else 422, description=exc.message)
+        abort(404 if exc.status == 404 else 422, description=domain_message(exc))
     peak = max([d["qtd"] for d in detail["ultimasVendas"]] + [1])
     return render_page("catalogue/cell.html", "cell_detail", detail=detail, peak=peak)

@@ -9,25 +9,18 @@ offer what the services would accept.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import uuid
-from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from typing import Any
 
-from babel.numbers import get_decimal_symbol, get_group_symbol
-from flask import Blueprint, Response, abort, g, make_response, redirect, request, url_for
-from flask_babel import format_date, format_datetime, get_locale
+from flask import Blueprint, Response, abort, make_response, redirect, request, url_for
 from flask_babel import gettext as _
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
-from sqlalchemy import select
 
-from blueprints.pages.common import page_csrf_token, page_login_required, render_page, wants_fragment
-from extensions import db
+from blueprints.pages.common import page_login_required, refused, render_page, wants_fragment
+from blueprints.pages.messages import domain_message
 from models.auth import User
 from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM, Recomendacao
 from models.stock import Loja, Produto
@@ -40,20 +33,15 @@ from schemas.stock.remanejamento import (
     VetoRequest,
 )
 from services.errors import DomainError, ValidationFailed
-from services.stock import batches, catalogue, decisions, grade, metrics
+from services.stock import batches, catalogue, decisions, grade, metrics, separacao
 from services.stock.rules import CADENCIAS, RULE_FIELDS, RULES
 
 blp = Blueprint("remanejamento", __name__)
-# The context processor's csrf_token() is not visible inside imported macros; globals are.
-blp.add_app_template_global(page_csrf_token, "rm_csrf_token")
 
 PAGE_SIZE = 50
 # The batch page's status filter: the API's statuses plus the orthogonal veto.
 SITUACOES = (*STATUS_RECOMENDACAO, "vetada")
 FILTER_KEYS = ("prioridade", "tipoOrigem", "origemId", "lojaDestinoId", "produtoId", "status")
-ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar")
-# Sorting by status follows the workflow; vetoed ones come last.
-STATUS_ORDER = {s: i for i, s in enumerate(STATUS_RECOMENDACAO)}
 HISTORY_LIMIT = 500
 EFETIVIDADE_WEEKS = 12
 APRENDIZADO_BARS = 8
@@ -85,29 +73,6 @@ def _optional_uuid(value: str | None) -> uuid.UUID | None:
         return None
 
 
-def can_decide(user: User) -> bool:
-    return user.papel in decisions.ACTION_ROLES["aprovar"]
-
-
-def can_execute(user: User) -> bool:
-    return user.papel in decisions.ACTION_ROLES["executar"]
-
-
-def row_actions(rec: Recomendacao, user: User) -> list[str]:
-    """The actions that the service would accept on ``rec`` for ``user`` right now."""
-    if rec.vetado:
-        return ["restaurar"] if can_decide(user) else []
-    actions: list[str] = []
-    if rec.status == "pendente" and can_decide(user):
-        actions += ["aprovar", "recusar", "vetar"]
-    elif rec.status == "aprovada":
-        if can_execute(user):
-            actions.append("executar")
-        if can_decide(user):
-            actions += ["recusar", "vetar"]
-    return actions
-
-
 def _lote_or_404(lote_id: uuid.UUID) -> dict:
     try:
         return batches.lote_out(decisions.get_lote(lote_id))
@@ -129,101 +94,11 @@ class Names:
         return names
 
     def add_produtos(self, produto_ids: set[uuid.UUID]) -> None:
-        missing = produto_ids - self.produtos.keys()
-        if missing:
-            self.produtos.update(
-                (p.id, p) for p in db.session.scalars(select(Produto).where(Produto.id.in_(missing)))
-            )
+        self.produtos.update(catalogue.produtos_by_id(produto_ids - self.produtos.keys()))
 
     def loja(self, loja_id: uuid.UUID) -> str:
         loja = self.lojas.get(loja_id)
         return loja.nome if loja else "—"
-
-
-@blp.app_template_global("row_actions")
-def _row_actions_global(rec: Recomendacao, user: User) -> list[str]:
-    return row_actions(rec, user)
-
-
-@blp.app_template_global("rm_text")
-def rm_text() -> dict:
-    """The labels of a recommendation row, translated once per request (a page shows 50 rows)."""
-    cached = g.get("rm_text")
-    if cached is None:
-        cached = g.rm_text = {
-            "status": {
-                "pendente": _("Pendente"),
-                "aprovada": _("Aprovada"),
-                "executada": _("Executada"),
-                "recusada": _("Recusada"),
-                "vetada": _("Vetada"),
-            },
-            "prio": {"alta": _("Alta"), "media": _("Média"), "baixa": _("Baixa")},
-            "acao": {
-                "aprovar": _("Aprovar"),
-                "recusar": _("Recusar"),
-                "executar": _("Executar"),
-                "vetar": _("Vetar"),
-                "restaurar": _("Restaurar"),
-            },
-            "select": _("Selecionar %(r)s"),
-            "tam": _("tam."),
-            "campanha": _("Campanha"),
-            "why": _("Por quê?"),
-            "destino": _("Destino"),
-            "origem": _("Origem"),
-            "distancia": _("Distância"),
-            "stock_sales": _("%(e)s un. · vende %(v)s/dia"),
-            "days": _("%(d)s d"),
-            "motivo": _("Motivo"),
-            "veto_reason": _("Motivo do veto"),
-            "veto_confirm": _("Confirmar veto"),
-            "cancel": _("Cancelar"),
-        }
-    return cached
-
-
-def _symbols() -> tuple[str, str]:
-    """The viewer's decimal and grouping symbols, looked up once per request."""
-    cached = g.get("rm_symbols")
-    if cached is None:
-        locale = get_locale()
-        cached = g.rm_symbols = (get_decimal_symbol(locale), get_group_symbol(locale))
-    return cached
-
-
-@blp.app_template_filter("rm_num")
-def rm_num(value: float) -> str:
-    """Up to two decimals in the viewer's locale: cheap enough for every row of a long table."""
-    decimal, _group = _symbols()
-    text = f"{value:.2f}".rstrip("0").rstrip(".")
-    return text.replace(".", decimal) if "." in text else text
-
-
-@blp.app_template_filter("rm_int")
-def rm_int(value: int) -> str:
-    """An integer with the viewer's grouping symbol."""
-    return f"{value:,}".replace(",", _symbols()[1])
-
-
-@blp.app_template_filter("periodo")
-def periodo_filter(value: str) -> str:
-    """``2026-11-16/2026-11-22`` as ``16/11/2026 – 22/11/2026``."""
-    try:
-        start, end = (date.fromisoformat(part) for part in value.split("/"))
-    except (ValueError, AttributeError):
-        return value
-    return f"{format_date(start, 'short')} – {format_date(end, 'short')}"
-
-
-@blp.app_template_filter("iso_datetime")
-def iso_datetime_filter(value: str) -> str:
-    """An ISO 8601 UTC timestamp in the viewer's time zone."""
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
-        return value
-    return format_datetime(moment, "short")
 
 
 # --- dashboard (the body of "/") -------------------------------------------------------------
@@ -302,10 +177,16 @@ def dashboard_context(user: User) -> dict:
     if kpis["loteAtualId"] is not None:
         lote = _lote_or_404(kpis["loteAtualId"])
         totais = batches.totais(kpis["loteAtualId"], user)
-        pendentes = decisions.list_recomendacoes(
-            user, {"loteId": kpis["loteAtualId"], "status": "pendente", "prioridade": "alta"}
+        urgentes = decisions.list_recomendacoes(
+            user,
+            {
+                "loteId": kpis["loteAtualId"],
+                "status": "pendente",
+                "prioridade": "alta",
+                "vetado": False,
+                "limite": 5,
+            },
         )
-        urgentes = [r for r in pendentes if not r.vetado][:5]
         names = Names.load({r.produto_id for r in urgentes})
     return {
         "kpis": kpis,
@@ -330,19 +211,6 @@ def lotes():
     items = batches.list_lotes()
     semanas = {s["loteId"]: s for s in metrics.efetividade_semanal()["semanas"]}
     return render_page("remanejamento/lotes.html", lotes=items, semanas=semanas)
-
-
-SORTS: dict[str, Any] = {
-    "prioridade": None,  # the service's order: priority, then score descending
-    "score": lambda r, n: r.score,
-    "quantidade": lambda r, n: r.quantidade,
-    "ruptura": lambda r, n: r.dias_ate_ruptura,
-    "produto": lambda r, n: (n.produtos[r.produto_id].nome.lower(), r.tamanho),
-    "origem": lambda r, n: n.loja(r.origem_id).lower(),
-    "destino": lambda r, n: n.loja(r.destino_id).lower(),
-    "distancia": lambda r, n: r.distancia_km,
-    "status": lambda r, n: (r.vetado, STATUS_ORDER.get(r.status, len(STATUS_ORDER))),
-}
 
 
 @dataclass
@@ -379,7 +247,7 @@ class TableState:
                 api_values.pop(bad, None)
             filters = RecomendacoesQuery().load(api_values)
         sort = values.get("ordem", "prioridade")
-        if sort not in SORTS:
+        if sort not in decisions.SORTS:
             sort = "prioridade"
         try:
             page = max(1, int(values.get("pagina", "1")))
@@ -402,51 +270,30 @@ class TableState:
 
 
 def _table(lote_id: uuid.UUID, user: User, state: TableState) -> dict:
-    """One page of the batch's recommendations, filtered and sorted, with the names it shows."""
-    recs = decisions.list_recomendacoes(user, {**state.filters, "loteId": lote_id})
-    unfiltered = not state.raw
-    ids = (
-        ({r.origem_id for r in recs}, {r.destino_id for r in recs}, {r.produto_id for r in recs})
-        if unfiltered
-        else None
-    )
+    """One page of the batch's recommendations, filtered and sorted by the service, with the names it shows."""
+    filters: dict[str, Any] = {**state.filters, "loteId": lote_id}
     if state.raw.get("status") == "vetada":
-        recs = [r for r in recs if r.vetado]
-    key = SORTS[state.sort]
-    names = Names.load({r.produto_id for r in recs} if key is SORTS["produto"] else None)
-    if key is not None:
-        recs.sort(key=lambda r: key(r, names), reverse=state.desc)
-    elif state.desc:
-        recs.reverse()
-    total = len(recs)
+        filters["vetado"] = True
+    total = decisions.count_recomendacoes(user, filters)
     pages = max(1, -(-total // PAGE_SIZE))
     state.page = min(state.page, pages)
-    shown = recs[(state.page - 1) * PAGE_SIZE : state.page * PAGE_SIZE]
-    names.add_produtos({r.produto_id for r in shown})
-    return {"recs": shown, "total": total, "pages": pages, "names": names, "state": state, "ids": ids}
+    shown = decisions.list_recomendacoes(
+        user,
+        {
+            **filters,
+            "ordem": state.sort,
+            "desc": state.desc,
+            "limite": PAGE_SIZE,
+            "offset": (state.page - 1) * PAGE_SIZE,
+        },
+    )
+    names = Names.load({r.produto_id for r in shown})
+    return {"recs": shown, "total": total, "pages": pages, "names": names, "state": state}
 
 
-def _filter_options(lote_id: uuid.UUID, user: User, table: dict) -> dict:
-    """Stores and products that appear in the batch (as the user may see it), for the filters.
-
-    Without filters the table already holds every visible recommendation; otherwise one
-    ``DISTINCT`` query over the batch finds them.
-    """
-    if table["ids"] is not None:
-        origens, destinos, produtos = table["ids"]
-    else:
-        stmt = select(Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.produto_id).where(
-            Recomendacao.lote_id == lote_id
-        )
-        cond = decisions.visible_condition(user)
-        if cond is not None:
-            stmt = stmt.where(cond)
-        origens, destinos, produtos = set(), set(), set()
-        for origem, destino, produto in db.session.execute(stmt.distinct()):
-            origens.add(origem)
-            destinos.add(destino)
-            produtos.add(produto)
-    names: Names = table["names"]
+def _filter_options(lote_id: uuid.UUID, user: User, names: Names) -> dict:
+    """Stores and products that appear in the batch (as the user may see it), for the filters."""
+    origens, destinos, produtos = decisions.distinct_values(lote_id, user)
     names.add_produtos(produtos)
     lojas = names.lojas
     by_name = lambda ids: sorted((lojas[i] for i in ids if i in lojas), key=lambda x: x.nome)  # noqa: E731
@@ -454,11 +301,6 @@ def _filter_options(lote_id: uuid.UUID, user: User, table: dict) -> dict:
         (names.produtos[p] for p in produtos if p in names.produtos), key=lambda p: (p.nome, p.cor, p.sku)
     )
     return {"origens": by_name(origens), "destinos": by_name(destinos), "produtos": produto_rows}
-
-
-def _block(name: str) -> str | None:
-    """The block to render alone for an htmx request; None renders the whole page."""
-    return name if wants_fragment() else None
 
 
 def _batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels: bool = True) -> dict:
@@ -470,7 +312,7 @@ def _batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels:
             lote=_lote_or_404(lote_id),
             totais=batches.totais(lote_id, user),
             fluxo=batches.fluxo(lote_id, user),
-            options=_filter_options(lote_id, user, table),
+            options=_filter_options(lote_id, user, table["names"]),
             situacoes=SITUACOES,
             prioridades=PRIORIDADES,
             tipos_origem=TIPOS_ORIGEM,
@@ -484,7 +326,7 @@ def lote(lid: str):
     lote_id = _uuid_or_404(lid)
     state = TableState.read(request.args)
     context = _batch_context(lote_id, current_user, state, panels=not wants_fragment())
-    return render_page("remanejamento/lote.html", _block("rec_table"), **context)
+    return render_page("remanejamento/lote.html", "rec_table", **context)
 
 
 def _row_response(
@@ -494,7 +336,9 @@ def _row_response(
     try:
         rec = decisions.get_recomendacao(rid, current_user, lote_id=lote_id)
     except DomainError as exc:
-        return render_page("remanejamento/_row_missing.html", status=exc.status, rid=rid, message=exc.message)
+        return render_page(
+            "remanejamento/_row_missing.html", status=exc.status, rid=rid, message=domain_message(exc)
+        )
     return render_page(
         "remanejamento/_row_update.html",
         status=status,
@@ -513,18 +357,8 @@ def _row_response(
 @page_login_required(stock=True)
 def row(lid: str, rid: str):
     """One row; ``?modo=veto`` opens the inline veto form (for those who may veto)."""
-    mode = "veto" if request.args.get("modo") == "veto" and can_decide(current_user) else "view"
+    mode = "veto" if request.args.get("modo") == "veto" and decisions.may(current_user, "vetar") else "view"
     return _row_response(_uuid_or_404(lid), _uuid_or_404(rid), mode=mode)
-
-
-def _apply(acao: str, lote_id: uuid.UUID, rid: uuid.UUID, user: User, motivo: str | None) -> Recomendacao:
-    """Run one decision through the service; the recommendation must belong to the batch."""
-    if acao == "vetar":
-        return decisions.vetar(lote_id, rid, user, motivo or "")
-    if acao == "restaurar":
-        return decisions.restaurar(lote_id, rid, user)
-    decisions.get_recomendacao(rid, user, lote_id=lote_id)
-    return getattr(decisions, acao)(rid, user)
 
 
 def _motivo(form) -> str:
@@ -536,20 +370,20 @@ def _motivo(form) -> str:
 @page_login_required(stock=True)
 def act(lid: str, rid: str, acao: str):
     lote_id, rec_id = _uuid_or_404(lid), _uuid_or_404(rid)
-    if acao not in ACOES:
+    if acao not in decisions.ACOES:
         abort(404)
     if not wants_fragment():
         return _act_plain(lote_id, rec_id, acao)
     try:
         motivo = _motivo(request.form) if acao == "vetar" else None
-        _apply(acao, lote_id, rec_id, current_user, motivo)
+        decisions.decidir(acao, lote_id, rec_id, current_user, motivo)
     except ValidationError:
         return _row_response(lote_id, rec_id, mode="veto", error=_("Informe o motivo do veto."), status=422)
     except DomainError as exc:
-        db.session.rollback()
+        refusal = refused(exc, inline_not_found=True)
         mode = "veto" if acao == "vetar" and isinstance(exc, ValidationFailed) else "view"
-        message = _("Informe o motivo do veto.") if mode == "veto" else exc.message
-        return _row_response(lote_id, rec_id, mode=mode, error=message, status=exc.status)
+        message = _("Informe o motivo do veto.") if mode == "veto" else refusal.message
+        return _row_response(lote_id, rec_id, mode=mode, error=message, status=refusal.status)
     return _row_response(lote_id, rec_id)
 
 
@@ -560,7 +394,7 @@ def _act_plain(lote_id: uuid.UUID, rec_id: uuid.UUID, acao: str):
         motivo = _motivo(request.form) if acao == "vetar" else None
     except ValidationError:
         abort(422, description=_("Informe o motivo do veto."))
-    _apply(acao, lote_id, rec_id, current_user, motivo)
+    decisions.decidir(acao, lote_id, rec_id, current_user, motivo)
     return redirect(url_for("remanejamento.lote", lid=lote_id) + f"#rec-{rec_id}", code=303)
 
 
@@ -582,10 +416,10 @@ def _rec_label(rec: Recomendacao, names: Names) -> str:
 
 
 def _bulk(lote_id: uuid.UUID, user: User, form) -> BulkResult:
-    """Apply one action to each selected row, each with its own state check and savepoint."""
+    """Apply one action to each selected row (the service checks and keeps each on its own)."""
     acao = form.get("acao", "")
     result = BulkResult(acao=acao)
-    if acao not in ACOES:
+    if acao not in decisions.ACOES:
         result.error = _("Escolha uma ação.")
         return result
     ids: list[uuid.UUID] = []
@@ -603,27 +437,22 @@ def _bulk(lote_id: uuid.UUID, user: User, form) -> BulkResult:
         except ValidationError:
             result.error = _("Informe o motivo do veto.")
             return result
+    desfechos = decisions.decidir_varias(acao, lote_id, ids, user, motivo)
     # Only what the user may see gets a name in the report; the rest is "not found", as in the API.
-    stmt = select(Recomendacao).where(Recomendacao.id.in_(ids), Recomendacao.lote_id == lote_id)
-    cond = decisions.visible_condition(user)
-    if cond is not None:
-        stmt = stmt.where(cond)
-    recs = {r.id: r for r in db.session.scalars(stmt)}
-    names = Names.load({r.produto_id for r in recs.values()})
-    labels = {rid: _rec_label(rec, names) for rid, rec in recs.items()}
-    for rid in ids:
-        before = (recs[rid].status, recs[rid].vetado) if rid in recs else None
-        try:
-            with db.session.begin_nested():
-                rec = _apply(acao, lote_id, rid, user, motivo)
-                after = (rec.status, rec.vetado)
-        except DomainError as exc:
-            result.failures.append((labels.get(rid, _("Recomendação %(id)s", id=str(rid)[:8])), exc.message))
-            continue
-        if after == before:
-            result.unchanged += 1
-        else:
+    names = Names.load({d.recomendacao.produto_id for d in desfechos if d.recomendacao is not None})
+    for desfecho in desfechos:
+        if desfecho.error is not None:
+            rec = desfecho.recomendacao
+            label = (
+                _rec_label(rec, names)
+                if rec is not None
+                else _("Recomendação %(id)s", id=str(desfecho.rid)[:8])
+            )
+            result.failures.append((label, domain_message(desfecho.error)))
+        elif desfecho.changed:
             result.changed += 1
+        else:
+            result.unchanged += 1
     return result
 
 
@@ -642,80 +471,17 @@ def bulk(lid: str):
     return render_page("remanejamento/lote.html", "rec_table", status=status, **context)
 
 
-def _cell(value: Any) -> Any:
-    """Text that a spreadsheet would run as a formula is kept as text."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 @blp.route("/lotes/<lid>/separacao.csv")
 @page_login_required(stock=True)
 def export_csv(lid: str):
     """Pick lists of the approved transfers: one section per origin (or one origin's file)."""
     lote_id = _uuid_or_404(lid)
-    lote = _lote_or_404(lote_id)
-    filters: dict[str, Any] = {"loteId": lote_id, "status": "aprovada"}
+    _lote_or_404(lote_id)
     origem_id = _optional_uuid(request.args.get("origemId"))
     if request.args.get("origemId") and origem_id is None:
         abort(404, description=_("Origem não encontrada."))
-    if origem_id is not None:
-        filters["origemId"] = origem_id
-    recs = [r for r in decisions.list_recomendacoes(current_user, filters) if not r.vetado]
-    names = Names.load({r.produto_id for r in recs})
-    by_origin: dict[uuid.UUID, list[Recomendacao]] = defaultdict(list)
-    for rec in recs:
-        by_origin[rec.origem_id].append(rec)
-
-    def size_key(rec: Recomendacao) -> tuple:
-        produto = names.produtos[rec.produto_id]
-        return (names.loja(rec.destino_id), produto.sku, catalogue.size_order(produto, rec.tamanho))
-
-    buffer = io.StringIO()
-    # Semicolons and a BOM: what spreadsheet software in Brazil opens as columns, accents intact.
-    buffer.write("\ufeff")
-    out = csv.writer(buffer, delimiter=";", lineterminator="\r\n")
-    out.writerow([_("Lista de separação"), f"{_('Lote')} {lote['semana']}", lote["periodo"]])
-    if not by_origin:
-        out.writerow([_("Nenhuma transferência aprovada.")])
-    origins = sorted(by_origin, key=lambda oid: (not names.lojas[oid].is_cd, names.loja(oid)))
-    for oid in origins:
-        origem = names.lojas[oid]
-        rows = sorted(by_origin[oid], key=size_key)
-        out.writerow([])
-        out.writerow([_("Origem"), _cell(f"{origem.nome} ({origem.codigo})"), _cell(origem.cidade)])
-        out.writerow(
-            [
-                _("SKU"),
-                _("Produto"),
-                _("Cor"),
-                _("Tamanho"),
-                _("Quantidade"),
-                _("Destino"),
-                _("Cidade do destino"),
-            ]
-        )
-        for rec in rows:
-            produto = names.produtos[rec.produto_id]
-            destino = names.lojas[rec.destino_id]
-            out.writerow(
-                [
-                    _cell(v)
-                    for v in (
-                        produto.sku,
-                        produto.nome,
-                        rec.cor,
-                        rec.tamanho,
-                        rec.quantidade,
-                        destino.nome,
-                        destino.cidade,
-                    )
-                ]
-            )
-        out.writerow([_("Total"), "", "", "", sum(r.quantidade for r in rows), "", ""])
-    suffix = f"-{names.lojas[origem_id].codigo}" if origem_id is not None and origem_id in names.lojas else ""
-    filename = f"separacao-{lote['semana']}{suffix}.csv"
-    response = make_response(buffer.getvalue())
+    filename, text = separacao.csv_file(lote_id, current_user, origem_id)
+    response = make_response(text)
     response.headers["Content-Type"] = "text/csv; charset=utf-8"
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -734,14 +500,9 @@ def grade_index():
             url_for("remanejamento.grade_page", pid=chosen, lote=request.args.get("lote") or None)
         )
     q = request.args.get("q", "").strip().lower()
-    produtos = catalogue.list_produtos()
-    if q:
-        produtos = [
-            p
-            for p in produtos
-            if q in p.nome.lower() or q in p.sku.lower() or q in p.marca.lower() or q in p.cor.lower()
-        ]
-    return render_page("remanejamento/grade_index.html", _block("product_rows"), produtos=produtos, q=q)
+    return render_page(
+        "remanejamento/grade_index.html", "product_rows", produtos=catalogue.list_produtos(q), q=q
+    )
 
 
 @blp.route("/grade/<pid>")
@@ -769,7 +530,7 @@ def grade_page(pid: str):
     rupturas = sum(1 for r in matrix["rows"] for c in r["cells"] if c["ruptura"])
     return render_page(
         "remanejamento/grade.html",
-        _block("grade_matrix"),
+        "grade_matrix",
         produto=produto,
         matrix=matrix,
         lojas=lojas,
@@ -868,7 +629,8 @@ def regras_save():
             regras = batches.update_rules(data, current_user)
             status, saved = 200, True
         except ValidationFailed as exc:
-            db.session.rollback()
+            status = refused(exc).status
+            # The rules' messages are the service's own, by field.
             errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
     return render_page(
         "remanejamento/regras.html",
@@ -909,7 +671,7 @@ def historico():
     items = metrics.historico(current_user, query.get("status"), HISTORY_LIMIT)
     return render_page(
         "remanejamento/historico.html",
-        _block("history_rows"),
+        "history_rows",
         items=items,
         filtro=query.get("status") or "",
         statuses=STATUS_HISTORICO,

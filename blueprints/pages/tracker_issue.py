@@ -11,16 +11,17 @@ from flask_babel import lazy_gettext as _l
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
-from blueprints.pages.common import page_login_required, render_page
-from blueprints.pages.tracker import blp, issue_form_data, load_project, to_page
+from blueprints.pages.common import after_change, page_login_required, refused, render_page, wants_fragment
+from blueprints.pages.tracker_common import TrackerPagesBlueprint, issue_form_data, load_project
 from blueprints.pages.tracker_markdown import render_markdown
-from blueprints.pages.tracker_text import domain_errors, schema_errors
-from extensions import db, htmx
-from models.tracker import MANAGER_ROLES, RELATION_TYPES, Issue
+from models.tracker import MANAGER_ROLES, RELATION_TYPES
 from schemas.tracker.issues import IssueWrite
 from schemas.tracker.tenancy import LabelCreate
 from services.errors import DomainError, NotFoundError
 from services.tracker import issues, organizations, relations, workspaces
+from services.tracker.issues import IssueView
+
+blp = TrackerPagesBlueprint("issue_pages", __name__)
 
 RELATION_TEXT = {
     "blocks": _l("bloqueia"),
@@ -44,7 +45,16 @@ EDIT_FIELDS = (
 )
 
 
-def issue_context(slug: str, project_id: uuid.UUID, issue: Issue, **extra) -> dict:
+class InvalidField(Exception):
+    """A form field the page itself refuses (an issue key that names no issue it may point at)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def issue_context(slug: str, project_id: uuid.UUID, issue: IssueView, **extra) -> dict:
     page = load_project(slug, project_id)
     context = {
         "page": page,
@@ -56,8 +66,8 @@ def issue_context(slug: str, project_id: uuid.UUID, issue: Issue, **extra) -> di
         "labels": workspaces.list_labels(current_user, slug, project_id),
         "relation_types": RELATION_TYPES,
         "RELATION_TEXT": RELATION_TEXT,
-        "parent": db.session.get(Issue, issue.parent_id) if issue.parent_id else None,
-        "issue_url": url_for("tracker_pages.issue", slug=slug, project_id=project_id, key=issue.key),
+        "parent": issues.issue_in_project(current_user, slug, project_id, issue.parent_id),
+        "issue_url": url_for("issue_pages.issue", slug=slug, project_id=project_id, key=issue.key),
         "can_manage": page.access.role in MANAGER_ROLES,
         "errors": {},
         "saved": None,
@@ -67,10 +77,21 @@ def issue_context(slug: str, project_id: uuid.UUID, issue: Issue, **extra) -> di
     return context
 
 
-def issue_block(slug: str, project_id: uuid.UUID, key: str, block: str) -> Response:
+def issue_block(
+    slug: str, project_id: uuid.UUID, key: str, block: str, *, status: int = 200, **extra
+) -> Response:
     """Re-read the issue (with relations and children) and answer with one block of its page."""
-    issue = issues.get_issue(current_user, slug, project_id, key)
-    return render_page("tracker/issue.html", block, **issue_context(slug, project_id, issue))
+    found = issues.get_issue(current_user, slug, project_id, key)
+    return render_page(
+        "tracker/issue.html", block, status=status, **issue_context(slug, project_id, found, **extra)
+    )
+
+
+def _changed(slug: str, project_id: uuid.UUID, key: str, block: str) -> Response:
+    """After a change on the issue page: its block again (htmx), or the page (a plain form)."""
+    if not wants_fragment():
+        return after_change("issue_pages.issue", slug=slug, project_id=project_id, key=key)
+    return issue_block(slug, project_id, key, block)
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>")
@@ -87,7 +108,7 @@ def _parent_change(slug: str, project_id: uuid.UUID, text: str) -> str | None:
     try:
         parent, _access = issues.find_issue(current_user, slug, project_id, text.strip().upper())
     except NotFoundError:
-        raise ValidationError({"parent_id": ["No such parent issue"]}) from None
+        raise InvalidField("parent_id", _("Issue pai não encontrada neste projeto.")) from None
     return str(parent.id)
 
 
@@ -103,48 +124,37 @@ def update_issue(slug: str, project_id: uuid.UUID, key: str):
         if "parent_key" in request.form:
             changes["parent_id"] = _parent_change(slug, project_id, request.form.get("parent_key", ""))
         updated = issues.update_issue(current_user, slug, project_id, key, IssueWrite().load(changes))
-    except ValidationError as exc:
-        errors, status = schema_errors(exc), 422
-    except DomainError as exc:
-        db.session.rollback()
-        if exc.status == 404:
-            raise
-        errors, status = domain_errors(exc), exc.status
+    except InvalidField as exc:
+        errors, status = {exc.field: exc.message}, 422
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc)
+        errors, status = refusal.errors, refusal.status
     else:
-        if not _is_htmx():
-            return to_page("tracker_pages.issue", slug=slug, project_id=project_id, key=updated.key)
+        if not wants_fragment():
+            return after_change("issue_pages.issue", slug=slug, project_id=project_id, key=updated.key)
         return render_page(
             "tracker/issue.html", block, **issue_context(slug, project_id, updated, saved=block)
         )
-    current = issues.get_issue(current_user, slug, project_id, key)
-    return render_page(
-        "tracker/issue.html",
-        block,
-        status=status,
-        **issue_context(slug, project_id, current, errors=errors, form=request.form.to_dict()),
+    return issue_block(
+        slug, project_id, key, block, status=status, errors=errors, form=request.form.to_dict()
     )
-
-
-def _is_htmx() -> bool:
-    return bool(htmx)
 
 
 def _related_issue_id(slug: str, text: str) -> uuid.UUID:
     """An issue of this workspace named by its key (``WEB-12``), in any of its projects."""
     match = _KEY.match(text or "")
-    if match is None:
-        raise ValidationError({"related_key": ["Not a valid key"]})
-    prefix = match.group(1).upper()
-    for project in workspaces.list_projects(current_user, slug):
-        if project.key == prefix:
-            try:
-                found, _access = issues.find_issue(
-                    current_user, slug, project.id, f"{prefix}-{match.group(2)}"
-                )
-            except NotFoundError:
-                break
-            return found.id
-    raise ValidationError({"related_key": ["No such issue in this workspace"]})
+    if match is not None:
+        prefix = match.group(1).upper()
+        for project in workspaces.list_projects(current_user, slug):
+            if project.key == prefix:
+                try:
+                    found, _access = issues.find_issue(
+                        current_user, slug, project.id, f"{prefix}-{match.group(2)}"
+                    )
+                except NotFoundError:
+                    break
+                return found.id
+    raise InvalidField("related_key", _("Issue não encontrada neste workspace (use a chave, ex.: WEB-12)."))
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/relations", methods=["POST"])
@@ -153,45 +163,31 @@ def add_relation(slug: str, project_id: uuid.UUID, key: str):
     form = {"type": request.form.get("type", ""), "related_key": request.form.get("related_key", "").strip()}
     try:
         if form["type"] not in RELATION_TYPES:
-            raise ValidationError({"type": ["Must be one of the relation types"]})
+            raise InvalidField("type", _("Escolha uma das opções."))
         related_id = _related_issue_id(slug, form["related_key"])
         relations.create_relation(current_user, slug, project_id, key, form["type"], related_id)
-    except ValidationError as exc:
-        errors, status = schema_errors(exc), 422
-        if "related_key" in errors:
-            errors["related_key"] = _("Issue não encontrada neste workspace (use a chave, ex.: WEB-12).")
+    except InvalidField as exc:
+        errors, status = {exc.field: exc.message}, 422
     except DomainError as exc:
-        db.session.rollback()
-        if exc.status == 404:
-            raise
-        errors, status = domain_errors(exc), exc.status
+        refusal = refused(exc)
+        errors, status = refusal.errors, refusal.status
     else:
-        if not _is_htmx():
-            return to_page("tracker_pages.issue", slug=slug, project_id=project_id, key=key)
-        return issue_block(slug, project_id, key, "issue_relations")
-    current = issues.get_issue(current_user, slug, project_id, key)
-    return render_page(
-        "tracker/issue.html",
-        "issue_relations",
-        status=status,
-        **issue_context(slug, project_id, current, errors=errors, form=form),
-    )
+        return _changed(slug, project_id, key, "issue_relations")
+    return issue_block(slug, project_id, key, "issue_relations", status=status, errors=errors, form=form)
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/relations/<uuid:relation_id>/delete", methods=["POST"])
 @page_login_required()
 def delete_relation(slug: str, project_id: uuid.UUID, key: str, relation_id: uuid.UUID):
     relations.delete_relation(current_user, slug, project_id, key, relation_id)
-    if not _is_htmx():
-        return to_page("tracker_pages.issue", slug=slug, project_id=project_id, key=key)
-    return issue_block(slug, project_id, key, "issue_relations")
+    return _changed(slug, project_id, key, "issue_relations")
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/delete", methods=["POST"])
 @page_login_required()
 def delete_issue(slug: str, project_id: uuid.UUID, key: str):
     issues.delete_issue(current_user, slug, project_id, key)
-    return to_page("tracker_pages.board", slug=slug, project_id=project_id)
+    return after_change("tracker_pages.board", slug=slug, project_id=project_id)
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/labels", methods=["POST"])
@@ -202,22 +198,16 @@ def create_label(slug: str, project_id: uuid.UUID):
     form = {"name": request.form.get("name", "").strip(), "color": request.form.get("color", "").strip()}
     try:
         workspaces.create_label(current_user, slug, project_id, LabelCreate().load(form))
-    except ValidationError as exc:
-        errors, status = schema_errors(exc), 422
-    except DomainError as exc:
-        db.session.rollback()
-        if exc.status == 404:
-            raise
-        errors, status = domain_errors(exc), exc.status
-    else:
-        if not _is_htmx():
-            return to_page("tracker_pages.issue", slug=slug, project_id=project_id, key=key)
-        return issue_block(slug, project_id, key, "issue_fields")
-    current = issues.get_issue(current_user, slug, project_id, key)
-    label_errors = {f"label_{name}": message for name, message in errors.items()}
-    return render_page(
-        "tracker/issue.html",
-        "issue_fields",
-        status=status,
-        **issue_context(slug, project_id, current, errors=label_errors, form={"label": form}),
-    )
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc)
+        label_errors = {f"label_{name}": message for name, message in refusal.errors.items()}
+        return issue_block(
+            slug,
+            project_id,
+            key,
+            "issue_fields",
+            status=refusal.status,
+            errors=label_errors,
+            form={"label": form},
+        )
+    return _changed(slug, project_id, key, "issue_fields")

@@ -15,14 +15,14 @@ from flask import request
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
-from blueprints.pages.common import page_login_required, render_page
-from blueprints.pages.tracker import blp, to_page
-from blueprints.pages.tracker_text import domain_errors, domain_message, schema_errors
-from extensions import db
+from blueprints.pages.common import after_change, page_login_required, refused, render_page
+from blueprints.pages.tracker_common import TrackerPagesBlueprint
 from models.tracker import MANAGER_ROLES, ROLES
 from schemas.tracker.tenancy import InvitationCreate, MemberUpdate
 from services.errors import DomainError
 from services.tracker import organizations
+
+blp = TrackerPagesBlueprint("people_pages", __name__)
 
 TEMPLATE = "tracker/members.html"
 
@@ -67,11 +67,9 @@ def change_member_role(organization_id: uuid.UUID, user_id: uuid.UUID):
     try:
         role = MemberUpdate().load({"role": request.form.get("role", "")})["role"]
         organizations.update_member(current_user, organization_id, user_id, role)
-    except ValidationError as exc:
-        return _members_part(organization_id, 422, next(iter(schema_errors(exc).values())))
-    except DomainError as exc:
-        db.session.rollback()
-        return _members_part(organization_id, exc.status, domain_message(exc))
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return _members_part(organization_id, refusal.status, refusal.message)
     return _members_part(organization_id)
 
 
@@ -81,11 +79,11 @@ def remove_member(organization_id: uuid.UUID, user_id: uuid.UUID):
     try:
         organizations.remove_member(current_user, organization_id, user_id)
     except DomainError as exc:
-        db.session.rollback()
-        return _members_part(organization_id, exc.status, domain_message(exc))
+        refusal = refused(exc, inline_not_found=True)
+        return _members_part(organization_id, refusal.status, refusal.message)
     if user_id == current_user.id:
         # Leaving: this organization's pages are no longer yours.
-        return to_page("tracker_pages.index")
+        return after_change("tracker_pages.index")
     return _members_part(organization_id)
 
 
@@ -96,16 +94,10 @@ def invite(organization_id: uuid.UUID):
     try:
         loaded = InvitationCreate().load(form)
         invitation = organizations.invite(current_user, organization_id, loaded["email"], loaded["role"])
-    except ValidationError as exc:
-        context = _context(organization_id, form=form, errors=schema_errors(exc))
-        return render_page(TEMPLATE, "invitations", status=422, **context)
-    except DomainError as exc:
-        db.session.rollback()
-        errors = domain_errors(exc)
-        if exc.extra.get("field") == "email":
-            errors = {"email": errors.pop("_form")}
-        context = _context(organization_id, form=form, errors=errors)
-        return render_page(TEMPLATE, "invitations", status=exc.status, **context)
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True, by_field=True)
+        context = _context(organization_id, form=form, errors=refusal.errors)
+        return render_page(TEMPLATE, "invitations", status=refusal.status, **context)
     return render_page(TEMPLATE, "invitations", **_context(organization_id, invited=invitation.email))
 
 
@@ -120,4 +112,4 @@ def revoke_invitation(organization_id: uuid.UUID, invitation_id: uuid.UUID):
 @page_login_required()
 def accept_invitation(invitation_id: uuid.UUID):
     organizations.accept_invitation(current_user, invitation_id)
-    return to_page("tracker_pages.index")
+    return after_change("tracker_pages.index")

@@ -14,14 +14,14 @@ from flask_babel import lazy_gettext as _l
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
-from blueprints.pages.common import page_login_required, render_page
-from blueprints.pages.tracker import blp, load_project
-from blueprints.pages.tracker_text import domain_errors, schema_errors
-from extensions import db
+from blueprints.pages.common import page_login_required, refused, render_page
+from blueprints.pages.tracker_common import TrackerPagesBlueprint, load_project
 from models.tracker import MANAGER_ROLES, STATUS_CATEGORIES
 from schemas.tracker.tenancy import LabelCreate, StatusCreate, StatusUpdate
 from services.errors import DomainError
 from services.tracker import workspaces
+
+blp = TrackerPagesBlueprint("settings_pages", __name__)
 
 TEMPLATE = "tracker/settings.html"
 CATEGORY_TEXT = {
@@ -62,15 +62,10 @@ def _part(slug: str, project_id: uuid.UUID, block: str, status: int = 200, **ext
     return render_page(TEMPLATE, block, status=status, **_context(slug, project_id, **extra))
 
 
-def _refused(slug, project_id, block: str, exc: Exception, errors_key: str, **extra):
+def _refused(slug, project_id, block: str, exc: ValidationError | DomainError, errors_key: str, **extra):
     """The block again, with the service's or the schema's reason in place."""
-    if isinstance(exc, ValidationError):
-        return _part(slug, project_id, block, 422, **{errors_key: schema_errors(exc)}, **extra)
-    db.session.rollback()
-    errors = domain_errors(exc)
-    if exc.extra.get("field") and "_form" in errors:
-        errors = {exc.extra["field"]: errors.pop("_form")}
-    return _part(slug, project_id, block, exc.status, **{errors_key: errors}, **extra)
+    refusal = refused(exc, inline_not_found=True, by_field=True)
+    return _part(slug, project_id, block, refusal.status, **{errors_key: refusal.errors}, **extra)
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/settings")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import marshmallow as ma
-from marshmallow import fields, validate
+from marshmallow import validate
 
 from schemas.common import QuerySchema
 from schemas.fields import Integer, Text
@@ -41,9 +40,3 @@ class PageQuery(QuerySchema):
         maximum=1000,
         metadata={"description": "Default 50; values from 101 to 1000 are clamped to 100."},
     )
-
-
-class PageInfo(ma.Schema):
-    total = fields.Integer(required=True)
-    page = fields.Integer(required=True)
-    per_page = fields.Integer(required=True)

@@ -25,9 +25,9 @@ def has_stock_access(user: User) -> bool:
 def ensure_stock_access(user: User, *papeis: str) -> None:
     """Refuse an account without a stock role, or (with ``papeis``) without one of those."""
     if not has_stock_access(user):
-        raise ForbiddenError(NO_ACCESS, code="NO_STOCK_ACCESS")
+        raise ForbiddenError(NO_ACCESS, code="NO_STOCK_ACCESS", reason="no_stock_access")
     if papeis and user.papel not in papeis:
-        raise ForbiddenError("Sem permissão para esta ação")
+        raise ForbiddenError("Sem permissão para esta ação", reason="role_not_allowed")
 
 
 def grant(actor: User | None, target: User, papel: str | None, loja_id: uuid.UUID | None = None) -> User:
@@ -40,12 +40,14 @@ def grant(actor: User | None, target: User, papel: str | None, loja_id: uuid.UUI
         ensure_stock_access(actor, "admin")
     if papel is not None and papel not in PAPEIS:
         message = f"Papel inválido: {papel}"
-        raise ValidationFailed([FieldError(("body", "papel"), message)], message)
+        raise ValidationFailed([FieldError(("body", "papel"), message, reason="unknown_papel")], message)
     if papel == "gerente_loja" and loja_id is None:
         message = "Um gerente_loja precisa de uma loja"
-        raise ValidationFailed([FieldError(("body", "lojaId"), message)], message)
+        raise ValidationFailed(
+            [FieldError(("body", "lojaId"), message, reason="gerente_without_loja")], message
+        )
     if loja_id is not None and db.session.get(Loja, loja_id) is None:
-        raise NotFoundError("Loja não encontrada")
+        raise NotFoundError("Loja não encontrada", reason="loja_not_found")
     target.papel = papel
     target.loja_id = loja_id if papel is not None else None
     db.session.flush()

@@ -13,30 +13,55 @@ from models.stock import Campanha, Estoque, Loja, Produto, Venda
 from services.clock import today
 from services.errors import FieldError, NotFoundError, ValidationFailed
 from services.stock.rules import get_rules, history_days
+from services.text import contains_any
 
 RECENT_DAYS = 14
 
 
-def list_lojas() -> list[Loja]:
-    """CDs first, then stores, each group by name."""
-    return list(db.session.scalars(select(Loja).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)))
+def list_lojas(q: str | None = None) -> list[Loja]:
+    """CDs first, then stores, each group by name; ``q`` keeps those whose name, city or code
+    contains it (ignoring case)."""
+    stmt = select(Loja).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)
+    found = contains_any(q, Loja.nome, Loja.cidade, Loja.codigo)
+    return list(db.session.scalars(stmt if found is None else stmt.where(found)))
 
 
-def list_produtos() -> list[Produto]:
-    return list(db.session.scalars(select(Produto).order_by(Produto.nome, Produto.sku)))
+def list_produtos(q: str | None = None) -> list[Produto]:
+    """By name, then SKU; ``q`` keeps those whose name, SKU, brand or colour contains it."""
+    stmt = select(Produto).order_by(Produto.nome, Produto.sku)
+    found = contains_any(q, Produto.nome, Produto.sku, Produto.marca, Produto.cor)
+    return list(db.session.scalars(stmt if found is None else stmt.where(found)))
+
+
+def produtos_by_id(produto_ids) -> dict[uuid.UUID, Produto]:
+    """The products of ``produto_ids`` that exist."""
+    ids = set(produto_ids)
+    if not ids:
+        return {}
+    return {p.id: p for p in db.session.scalars(select(Produto).where(Produto.id.in_(ids)))}
+
+
+def counts() -> dict[str, int]:
+    """How many stores, CDs and products the network has."""
+    lojas = dict(db.session.execute(select(Loja.is_cd, func.count()).group_by(Loja.is_cd)).all())
+    return {
+        "lojas": lojas.get(False, 0),
+        "cds": lojas.get(True, 0),
+        "produtos": db.session.scalar(select(func.count()).select_from(Produto)) or 0,
+    }
 
 
 def get_loja(loja_id: uuid.UUID) -> Loja:
     loja = db.session.get(Loja, loja_id)
     if loja is None:
-        raise NotFoundError("Loja não encontrada")
+        raise NotFoundError("Loja não encontrada", reason="loja_not_found")
     return loja
 
 
 def get_produto(produto_id: uuid.UUID) -> Produto:
     produto = db.session.get(Produto, produto_id)
     if produto is None:
-        raise NotFoundError("Produto não encontrado")
+        raise NotFoundError("Produto não encontrado", reason="produto_not_found")
     return produto
 
 
@@ -50,29 +75,37 @@ def size_order(produto: Produto, tamanho: str) -> tuple[int, str]:
 
 def estoque_da_loja(loja_id: uuid.UUID) -> list[dict]:
     """One entry per product the store has a stock record of, every grid size listed."""
+    return [item for _produto, item in estoque_por_produto(loja_id)]
+
+
+def estoque_por_produto(loja_id: uuid.UUID, q: str | None = None) -> list[tuple[Produto, dict]]:
+    """``estoque_da_loja`` with each entry's product; ``q`` keeps the products whose name,
+    SKU or brand contains it (ignoring case)."""
     get_loja(loja_id)
-    rows = db.session.execute(
-        select(Estoque.produto_id, Estoque.tamanho, Estoque.qtd).where(Estoque.loja_id == loja_id)
-    ).all()
+    stmt = (
+        select(Estoque.produto_id, Estoque.tamanho, Estoque.qtd)
+        .join(Produto, Produto.id == Estoque.produto_id)
+        .where(Estoque.loja_id == loja_id)
+    )
+    found = contains_any(q, Produto.nome, Produto.sku, Produto.marca)
+    rows = db.session.execute(stmt if found is None else stmt.where(found)).all()
     per_product: dict[uuid.UUID, dict[str, int]] = defaultdict(dict)
     for produto_id, tamanho, qtd in rows:
         per_product[produto_id][tamanho] = qtd
-    if not per_product:
-        return []
-    produtos = {
-        p.id: p for p in db.session.scalars(select(Produto).where(Produto.id.in_(per_product.keys())))
-    }
     items = []
-    for produto in sorted(produtos.values(), key=lambda p: (p.nome, p.sku)):
+    for produto in sorted(produtos_by_id(per_product).values(), key=lambda p: (p.nome, p.sku)):
         held = per_product[produto.id]
         sizes = list(produto.tamanhos) + sorted(set(held) - set(produto.tamanhos))
         por_tamanho = [{"tamanho": t, "qtd": held.get(t, 0)} for t in sizes]
         items.append(
-            {
-                "produtoId": produto.id,
-                "porTamanho": por_tamanho,
-                "total": sum(c["qtd"] for c in por_tamanho),
-            }
+            (
+                produto,
+                {
+                    "produtoId": produto.id,
+                    "porTamanho": por_tamanho,
+                    "total": sum(c["qtd"] for c in por_tamanho),
+                },
+            )
         )
     return items
 
@@ -101,6 +134,7 @@ def cell_detail(loja_id: uuid.UUID, produto_id: uuid.UUID, tamanho: str) -> dict
                     ("query", "tamanho"),
                     f"Tamanho fora da grade do produto ({', '.join(produto.tamanhos)})",
                     "enum",
+                    reason="tamanho_outside_grade",
                 )
             ]
         )

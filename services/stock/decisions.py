@@ -1,10 +1,12 @@
 """Who may see and decide which recommendation, and the state machine of the decisions.
 
-States (DESIGN.md): ``pendente`` → ``aprovada`` (aprovar) → ``executada`` (executar);
-``pendente`` or ``aprovada`` → ``recusada`` (recusar). The veto is orthogonal: ``vetar``
-marks a ``pendente`` or ``aprovada`` recommendation, which then cannot be approved or
-executed until ``restaurar``. Repeating the action already taken answers the
-recommendation unchanged; any other move is a ``ConflictError`` (409).
+States (README, "Remanejamento: batches and the engine"): ``pendente`` → ``aprovada``
+(aprovar) → ``executada`` (executar); ``pendente`` or ``aprovada`` → ``recusada``
+(recusar). The veto is orthogonal: ``vetar`` marks a ``pendente`` or ``aprovada``
+recommendation, which then cannot be approved or executed until ``restaurar``.
+Repeating the action already taken answers the recommendation unchanged; any other
+move is a ``ConflictError`` (409). ``TRANSITIONS`` holds all of it: the API's
+actions, the pages' buttons and their bulk decisions read that one table.
 
 Every change locks the recommendation row first (``SELECT ... FOR UPDATE``), so two
 planners acting at once are serialised: the second sees the first one's result and
@@ -14,35 +16,128 @@ either repeats it (unchanged) or is refused with 409. Nothing is lost.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import false, or_, select
+from sqlalchemy import case, false, func, or_, select
+from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.remanejamento import AcaoRecomendacao, Lote, Recomendacao
+from models.remanejamento import STATUS_RECOMENDACAO, AcaoRecomendacao, Lote, Recomendacao
+from models.stock import Loja, Produto
 from services.clock import today
-from services.errors import ConflictError, FieldError, ForbiddenError, NotFoundError, ValidationFailed
+from services.errors import (
+    ConflictError,
+    DomainError,
+    FieldError,
+    ForbiddenError,
+    NotFoundError,
+    ValidationFailed,
+)
 
 DECIDERS = ("admin", "planejador")
 # gerente_loja runs the transfers of its own store; deciding is the planners' job.
 EXECUTORS = ("admin", "planejador", "gerente_loja")
-ACTION_ROLES = {
-    "aprovar": DECIDERS,
-    "recusar": DECIDERS,
-    "vetar": DECIDERS,
-    "restaurar": DECIDERS,
-    "executar": EXECUTORS,
-}
 LIST_ORDER = (Recomendacao.prioridade_rank, Recomendacao.score.desc(), Recomendacao.posicao, Recomendacao.id)
-# SQLite refuses to upgrade a reader to a writer once another writer committed
-# (SQLITE_BUSY_SNAPSHOT); the action is then retried on a fresh transaction.
+# The list order backwards: a list sorted by priority, descending.
+LIST_ORDER_REVERSED = (
+    Recomendacao.prioridade_rank.desc(),
+    Recomendacao.score,
+    Recomendacao.posicao.desc(),
+    Recomendacao.id.desc(),
+)
 
 
-def visible_condition(user: User | Actor):
+@dataclass(frozen=True)
+class Transition:
+    """One action: who may take it, what it sets, and the states ``(status, vetado)`` it changes.
+
+    A recommendation that already holds ``result`` is answered unchanged; one in any other
+    state than ``sources`` is refused: ``vetoed_refusal`` when it is vetoed and one is
+    given, ``refusal`` otherwise (``{status}`` is its status).
+    """
+
+    roles: tuple[str, ...]
+    result: tuple[str, Any]
+    sources: frozenset[tuple[str, bool]]
+    refusal: str = ""
+    refusal_reason: str = ""
+    vetoed_refusal: str = ""
+    vetoed_refusal_reason: str = ""
+
+    def holds_result(self, rec: Recomendacao) -> bool:
+        name, value = self.result
+        return getattr(rec, name) == value
+
+
+def _states(statuses: tuple[str, ...], vetoes: tuple[bool, ...] = (False,)) -> frozenset[tuple[str, bool]]:
+    return frozenset((status, vetado) for status in statuses for vetado in vetoes)
+
+
+# In the order pages show the actions.
+TRANSITIONS: dict[str, Transition] = {
+    "aprovar": Transition(
+        DECIDERS,
+        ("status", "aprovada"),
+        _states(("pendente",)),
+        refusal="Não é possível aprovar uma recomendação {status}",
+        refusal_reason="approve_not_allowed",
+        vetoed_refusal="Recomendação vetada: restaure-a antes de aprovar",
+        vetoed_refusal_reason="approve_vetoed",
+    ),
+    "executar": Transition(
+        EXECUTORS,
+        ("status", "executada"),
+        _states(("aprovada",)),
+        refusal="Só uma recomendação aprovada pode ser executada (esta está {status})",
+        refusal_reason="execute_not_allowed",
+        vetoed_refusal="Recomendação vetada: restaure-a antes de executar",
+        vetoed_refusal_reason="execute_vetoed",
+    ),
+    "recusar": Transition(
+        DECIDERS,
+        ("status", "recusada"),
+        _states(("pendente", "aprovada"), (False, True)),
+        refusal="Não é possível recusar uma recomendação {status}",
+        refusal_reason="refuse_not_allowed",
+    ),
+    "vetar": Transition(
+        DECIDERS,
+        ("vetado", True),
+        _states(("pendente", "aprovada")),
+        refusal="Não é possível vetar uma recomendação {status}",
+        refusal_reason="veto_not_allowed",
+    ),
+    # Never refused: a recommendation that is not vetoed is already restored.
+    "restaurar": Transition(DECIDERS, ("vetado", False), _states(STATUS_RECOMENDACAO, (True,))),
+}
+ACOES = tuple(TRANSITIONS)
+
+
+def may(user: User, acao: str) -> bool:
+    """Whether ``user``'s role may take ``acao`` at all."""
+    return user.papel in TRANSITIONS[acao].roles
+
+
+def available_actions(rec: Recomendacao, user: User) -> list[str]:
+    """The actions that would change ``rec`` if ``user`` took them now.
+
+    While a veto stands, lifting it is the only one offered: refusing a vetoed
+    recommendation is accepted, but not suggested.
+    """
+    state = (rec.status, rec.vetado)
+    return [
+        acao
+        for acao, transition in TRANSITIONS.items()
+        if user.papel in transition.roles
+        and state in transition.sources
+        and (not rec.vetado or transition.result[0] == "vetado")
+    ]
+
+
+def visible_condition(user: User):
     """SQL condition on ``Recomendacao`` for what ``user`` may see.
 
     A ``gerente_loja`` sees the transfers into or out of its own store only (none
@@ -63,7 +158,7 @@ def _scoped(stmt, user: User):
 def get_lote(lote_id: uuid.UUID) -> Lote:
     lote = db.session.get(Lote, lote_id)
     if lote is None:
-        raise NotFoundError("Lote não encontrado")
+        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
     return lote
 
 
@@ -78,36 +173,107 @@ def get_recomendacao(rid: uuid.UUID, user: User, *, lote_id: uuid.UUID | None = 
         stmt = stmt.where(Recomendacao.lote_id == lote_id)
     rec = db.session.scalar(stmt)
     if rec is None:
-        raise NotFoundError("Recomendação não encontrada")
+        raise NotFoundError("Recomendação não encontrada", reason="recomendacao_not_found")
     return rec
+
+
+# Filters of the list: the API's query names, matched exactly.
+FILTER_COLUMNS = {
+    "produtoId": Recomendacao.produto_id,
+    "lojaDestinoId": Recomendacao.destino_id,
+    "origemId": Recomendacao.origem_id,
+    "prioridade": Recomendacao.prioridade,
+    "status": Recomendacao.status,
+    "tipoOrigem": Recomendacao.tipo_origem,
+}
+# Orders of the list besides its own (``prioridade``); ties keep the list order.
+SORTS = (
+    "prioridade",
+    "score",
+    "quantidade",
+    "ruptura",
+    "produto",
+    "origem",
+    "destino",
+    "distancia",
+    "status",
+)
+
+
+def _listed(user: User, filters: dict[str, Any]):
+    """The statement of the list's rows (``None`` when there is no batch at all)."""
+    lote_id = filters.get("loteId")
+    if lote_id is None:
+        lote = newest_lote()
+        if lote is None:
+            return None
+        lote_id = lote.id
+    else:
+        get_lote(lote_id)
+    stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id)
+    for name, column in FILTER_COLUMNS.items():
+        if filters.get(name) is not None:
+            stmt = stmt.where(column == filters[name])
+    if filters.get("vetado") is not None:
+        stmt = stmt.where(Recomendacao.vetado == filters["vetado"])
+    return _scoped(stmt, user)
 
 
 def list_recomendacoes(user: User, filters: dict[str, Any]) -> list[Recomendacao]:
     """Recommendations of one batch (``loteId``, else the newest), filters matching exactly.
 
-    Order: priority (alta, media, baixa), score descending, then the engine's order.
+    Order: priority (alta, media, baixa), score descending, then the engine's order;
+    ``ordem`` (one of ``SORTS``) and ``desc`` sort by another column, ties in that order.
+    ``vetado`` keeps only the vetoed (or only the other) ones. ``limite``/``offset`` page.
     """
-    lote_id = filters.get("loteId")
-    if lote_id is None:
-        lote = newest_lote()
-        if lote is None:
-            return []
-        lote_id = lote.id
+    stmt = _listed(user, filters)
+    if stmt is None:
+        return []
+    stmt = _sorted(stmt, filters.get("ordem") or "prioridade", bool(filters.get("desc")))
+    return _page(stmt, filters.get("limite"), filters.get("offset", 0))
+
+
+def count_recomendacoes(user: User, filters: dict[str, Any]) -> int:
+    """How many recommendations ``list_recomendacoes`` finds with ``filters``, all pages together."""
+    stmt = _listed(user, filters)
+    if stmt is None:
+        return 0
+    return db.session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+
+
+def _sorted(stmt, ordem: str, desc: bool):
+    if ordem == "prioridade":
+        return stmt.order_by(*(LIST_ORDER_REVERSED if desc else LIST_ORDER))
+    keys: tuple
+    if ordem == "produto":
+        stmt = stmt.join(Produto, Produto.id == Recomendacao.produto_id)
+        keys = (_text_key(Produto.nome), _text_key(Recomendacao.tamanho))
+    elif ordem in ("origem", "destino"):
+        loja = aliased(Loja)
+        column = Recomendacao.origem_id if ordem == "origem" else Recomendacao.destino_id
+        stmt = stmt.join(loja, loja.id == column)
+        keys = (_text_key(loja.nome),)
+    elif ordem == "status":
+        # The workflow's order, vetoed ones last.
+        keys = (
+            Recomendacao.vetado,
+            case({s: i for i, s in enumerate(STATUS_RECOMENDACAO)}, value=Recomendacao.status),
+        )
     else:
-        get_lote(lote_id)
-    stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id)
-    columns = {
-        "produtoId": Recomendacao.produto_id,
-        "lojaDestinoId": Recomendacao.destino_id,
-        "origemId": Recomendacao.origem_id,
-        "prioridade": Recomendacao.prioridade,
-        "status": Recomendacao.status,
-        "tipoOrigem": Recomendacao.tipo_origem,
-    }
-    for name, column in columns.items():
-        if filters.get(name) is not None:
-            stmt = stmt.where(column == filters[name])
-    return _page(_scoped(stmt, user), filters.get("limite"), filters.get("offset", 0))
+        columns = {
+            "score": Recomendacao.score,
+            "quantidade": Recomendacao.quantidade,
+            "ruptura": Recomendacao.dias_ate_ruptura,
+            "distancia": Recomendacao.distancia_km,
+        }
+        keys = (columns[ordem],)
+    return stmt.order_by(*(key.desc() if desc else key for key in keys), *LIST_ORDER)
+
+
+def _text_key(column):
+    """Case-insensitive, by code point on both databases (PostgreSQL would otherwise use its locale)."""
+    lowered = func.lower(column)
+    return lowered.collate("C") if db.session.get_bind().dialect.name == "postgresql" else lowered
 
 
 def lote_recomendacoes(
@@ -117,125 +283,127 @@ def lote_recomendacoes(
     stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id)
     if ativas:
         stmt = stmt.where(active_condition())
-    return _page(_scoped(stmt, user), limite, offset)
+    return _page(_scoped(stmt, user).order_by(*LIST_ORDER), limite, offset)
 
 
 def _page(stmt, limite: int | None, offset: int) -> list[Recomendacao]:
-    stmt = stmt.order_by(*LIST_ORDER).offset(offset)
+    stmt = stmt.offset(offset)
     if limite is not None:
         stmt = stmt.limit(limite)
     return list(db.session.scalars(stmt))
 
 
 def active_condition():
-    """Active = neither vetoed nor refused (DESIGN.md, ``ativas=true``)."""
+    """Active = neither vetoed nor refused (``ativas=true``)."""
     return (Recomendacao.vetado == false()) & (Recomendacao.status != "recusada")
+
+
+def distinct_values(lote_id: uuid.UUID, user: User) -> tuple[set[uuid.UUID], set[uuid.UUID], set[uuid.UUID]]:
+    """The origins, destinations and products of the batch's recommendations ``user`` may see."""
+    get_lote(lote_id)
+    stmt = select(Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.produto_id).where(
+        Recomendacao.lote_id == lote_id
+    )
+    origens: set[uuid.UUID] = set()
+    destinos: set[uuid.UUID] = set()
+    produtos: set[uuid.UUID] = set()
+    for origem, destino, produto in db.session.execute(_scoped(stmt, user).distinct()):
+        origens.add(origem)
+        destinos.add(destino)
+        produtos.add(produto)
+    return origens, destinos, produtos
 
 
 # --- actions ---------------------------------------------------------------------------------
 
 
 def aprovar(rid: uuid.UUID, user: User) -> Recomendacao:
-    return _act(rid, user, "aprovar", _aprovar)
+    return _act(rid, user, "aprovar")
 
 
 def recusar(rid: uuid.UUID, user: User) -> Recomendacao:
-    return _act(rid, user, "recusar", _recusar)
+    return _act(rid, user, "recusar")
 
 
 def executar(rid: uuid.UUID, user: User) -> Recomendacao:
-    return _act(rid, user, "executar", _executar)
+    return _act(rid, user, "executar")
 
 
 def vetar(lote_id: uuid.UUID, rid: uuid.UUID, user: User, motivo: str) -> Recomendacao:
     motivo = motivo.strip()
     if not motivo:
-        raise ValidationFailed([FieldError(("body", "motivo"), "O motivo do veto não pode ser vazio")])
-    return _act(rid, user, "vetar", lambda rec: _vetar(rec, motivo), lote_id=lote_id, motivo=motivo)
+        raise ValidationFailed(
+            [
+                FieldError(
+                    ("body", "motivo"), "O motivo do veto não pode ser vazio", reason="veto_without_motivo"
+                )
+            ]
+        )
+    return _act(rid, user, "vetar", lote_id=lote_id, motivo=motivo)
 
 
 def restaurar(lote_id: uuid.UUID, rid: uuid.UUID, user: User) -> Recomendacao:
-    return _act(rid, user, "restaurar", _restaurar, lote_id=lote_id)
+    return _act(rid, user, "restaurar", lote_id=lote_id)
 
 
-def _aprovar(rec: Recomendacao) -> bool:
-    if rec.status == "aprovada":
-        return False
-    if rec.vetado:
-        raise ConflictError("Recomendação vetada: restaure-a antes de aprovar")
-    if rec.status != "pendente":
-        raise ConflictError(f"Não é possível aprovar uma recomendação {rec.status}")
-    rec.status = "aprovada"
-    return True
+def decidir(
+    acao: str, lote_id: uuid.UUID, rid: uuid.UUID, user: User, motivo: str | None = None
+) -> Recomendacao:
+    """``acao`` on a recommendation of batch ``lote_id``; one that is not in it is not found."""
+    if acao == "vetar":
+        return vetar(lote_id, rid, user, motivo or "")
+    if acao == "restaurar":
+        return restaurar(lote_id, rid, user)
+    get_recomendacao(rid, user, lote_id=lote_id)
+    return _act(rid, user, acao)
 
 
-def _recusar(rec: Recomendacao) -> bool:
-    if rec.status == "recusada":
-        return False
-    if rec.status not in ("pendente", "aprovada"):
-        raise ConflictError(f"Não é possível recusar uma recomendação {rec.status}")
-    rec.status = "recusada"
-    return True
+@dataclass
+class Desfecho:
+    """What one recommendation of a bulk decision came to."""
+
+    rid: uuid.UUID
+    # As the user saw it before the decision; None when it is not theirs to see.
+    recomendacao: Recomendacao | None
+    changed: bool = False
+    error: DomainError | None = None
 
 
-def _executar(rec: Recomendacao) -> bool:
-    if rec.status == "executada":
-        return False
-    if rec.vetado:
-        raise ConflictError("Recomendação vetada: restaure-a antes de executar")
-    if rec.status != "aprovada":
-        raise ConflictError(f"Só uma recomendação aprovada pode ser executada (esta está {rec.status})")
-    rec.status = "executada"
-    rec.executada_em = utcnow()
-    rec.executada_data = today()
-    return True
-
-
-def _vetar(rec: Recomendacao, motivo: str) -> bool:
-    if rec.vetado:
-        return False
-    if rec.status not in ("pendente", "aprovada"):
-        raise ConflictError(f"Não é possível vetar uma recomendação {rec.status}")
-    rec.vetado = True
-    rec.motivo_veto = motivo
-    return True
-
-
-def _restaurar(rec: Recomendacao) -> bool:
-    if not rec.vetado:
-        return False
-    rec.vetado = False
-    rec.motivo_veto = None
-    return True
-
-
-@dataclass(frozen=True)
-class Actor:
-    """The acting user as plain values: they survive a SQLite retry's rollback without a query."""
-
-    id: uuid.UUID
-    name: str
-    papel: str
-    loja_id: uuid.UUID | None
+def decidir_varias(
+    acao: str, lote_id: uuid.UUID, ids: list[uuid.UUID], user: User, motivo: str | None = None
+) -> list[Desfecho]:
+    """``acao`` on each of ``ids`` in turn, each with its own state check and SAVEPOINT: a
+    refusal undoes its own row only, and the others still change."""
+    visible = _scoped(
+        select(Recomendacao).where(Recomendacao.id.in_(ids), Recomendacao.lote_id == lote_id), user
+    )
+    recs = {rec.id: rec for rec in db.session.scalars(visible)}
+    desfechos = []
+    for rid in ids:
+        rec = recs.get(rid)
+        before = (rec.status, rec.vetado) if rec is not None else None
+        desfecho = Desfecho(rid, rec)
+        try:
+            with db.session.begin_nested():
+                after = decidir(acao, lote_id, rid, user, motivo)
+                desfecho.changed = (after.status, after.vetado) != before
+        except DomainError as exc:
+            desfecho.error = exc
+        desfechos.append(desfecho)
+    return desfechos
 
 
 def _act(
-    rid: uuid.UUID,
-    user: User,
-    acao: str,
-    apply: Callable[[Recomendacao], bool],
-    *,
-    lote_id: uuid.UUID | None = None,
-    motivo: str | None = None,
+    rid: uuid.UUID, user: User, acao: str, *, lote_id: uuid.UUID | None = None, motivo: str | None = None
 ) -> Recomendacao:
-    if user.papel not in ACTION_ROLES[acao]:
-        raise ForbiddenError("Sem permissão para esta ação")
-    actor = Actor(user.id, user.name, user.papel, user.loja_id)
+    transition = TRANSITIONS[acao]
+    if user.papel not in transition.roles:
+        raise ForbiddenError("Sem permissão para esta ação", reason="role_not_allowed")
     # The row lock (FOR UPDATE) makes a second planner wait and then see the first
     # one's result. SQLite has no row locks; there the writing request already holds
     # the database's write lock from its first statement (``app.py``).
     if lote_id is not None and db.session.get(Lote, lote_id) is None:
-        raise NotFoundError("Lote não encontrado")
+        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
     stmt = (
         select(Recomendacao)
         .where(Recomendacao.id == rid)
@@ -244,19 +412,19 @@ def _act(
     )
     if lote_id is not None:
         stmt = stmt.where(Recomendacao.lote_id == lote_id)
-    cond = visible_condition(actor)
-    if cond is not None:
-        stmt = stmt.where(cond)
-    rec = db.session.scalar(stmt)
+    rec = db.session.scalar(_scoped(stmt, user))
     if rec is None:
-        raise NotFoundError("Recomendação não encontrada")
-    antes = rec.status
-    if not apply(rec):
+        raise NotFoundError("Recomendação não encontrada", reason="recomendacao_not_found")
+    if transition.holds_result(rec):
         return rec
+    if (rec.status, rec.vetado) not in transition.sources:
+        _refuse(transition, rec)
+    antes = rec.status
+    _apply(acao, rec, motivo)
     now = utcnow()
     rec.ultima_acao_em = now
-    rec.ultima_acao_por_id = actor.id
-    rec.ultima_acao_por_nome = actor.name
+    rec.ultima_acao_por_id = user.id
+    rec.ultima_acao_por_nome = user.name
     db.session.add(
         AcaoRecomendacao(
             recomendacao_id=rec.id,
@@ -265,10 +433,33 @@ def _act(
             status_novo=rec.status,
             vetado=rec.vetado,
             motivo=motivo,
-            usuario_id=actor.id,
-            usuario_nome=actor.name,
+            usuario_id=user.id,
+            usuario_nome=user.name,
             criado_em=now,
         )
     )
     db.session.flush()
     return rec
+
+
+def _refuse(transition: Transition, rec: Recomendacao) -> None:
+    if rec.vetado and transition.vetoed_refusal:
+        raise ConflictError(transition.vetoed_refusal, reason=transition.vetoed_refusal_reason)
+    raise ConflictError(
+        transition.refusal.format(status=rec.status),
+        reason=transition.refusal_reason,
+        params={"status": rec.status},
+    )
+
+
+def _apply(acao: str, rec: Recomendacao, motivo: str | None) -> None:
+    """Set the transition's result, and what goes with it."""
+    name, value = TRANSITIONS[acao].result
+    setattr(rec, name, value)
+    if acao == "executar":
+        rec.executada_em = utcnow()
+        rec.executada_data = today()
+    elif acao == "vetar":
+        rec.motivo_veto = motivo
+    elif acao == "restaurar":
+        rec.motivo_veto = None

@@ -21,10 +21,6 @@ from services.errors import ForbiddenError, NotFoundError
 
 READ, WRITE, MANAGE = "read", "write", "manage"
 _ALLOWED = {READ: None, WRITE: WRITER_ROLES, MANAGE: MANAGER_ROLES}
-_DENIED_TEXT = {
-    WRITE: "Viewers can only read",
-    MANAGE: "Only owners and admins can do this",
-}
 
 
 @dataclass(frozen=True)
@@ -44,38 +40,59 @@ def _role(user: User, organization_id: uuid.UUID) -> str | None:
     )
 
 
-def _check(user: User, organization: Organization | None, need: str, what: str) -> Access:
+def _check(
+    user: User, organization: Organization | None, need: str, what: str, not_found_reason: str
+) -> Access:
     if organization is None:
-        raise NotFoundError(f"{what} not found")
+        raise NotFoundError(f"{what} not found", reason=not_found_reason)
     role = _role(user, organization.id)
     if role is None:
-        raise NotFoundError(f"{what} not found")
+        raise NotFoundError(f"{what} not found", reason=not_found_reason)
     if organization.suspended:
-        raise ForbiddenError("This organization is suspended", code="ORGANIZATION_SUSPENDED")
+        raise ForbiddenError(
+            "This organization is suspended", code="ORGANIZATION_SUSPENDED", reason="organization_suspended"
+        )
     allowed = _ALLOWED[need]
     if allowed is not None and role not in allowed:
-        raise ForbiddenError(_DENIED_TEXT[need])
+        if need == WRITE:
+            raise ForbiddenError("Viewers can only read", reason="viewer_read_only")
+        raise ForbiddenError("Only owners and admins can do this", reason="managers_only")
     return Access(user=user, organization=organization, role=role)
 
 
 def organization_access(user: User, organization_id: uuid.UUID, need: str = READ) -> Access:
-    return _check(user, db.session.get(Organization, organization_id), need, "Organization")
+    return _check(
+        user,
+        db.session.get(Organization, organization_id),
+        need,
+        "Organization",
+        not_found_reason="organization_not_found",
+    )
 
 
 def workspace_access(user: User, slug: str, need: str = READ) -> tuple[Workspace, Access]:
     # A slug with a NUL character cannot exist (and PostgreSQL refuses to compare one).
     workspace = None if "\x00" in slug else db.session.scalar(select(Workspace).where(Workspace.slug == slug))
-    access = _check(user, workspace.organization if workspace else None, need, "Workspace")
+    organization = workspace.organization if workspace else None
+    access = _check(user, organization, need, "Workspace", not_found_reason="workspace_not_found")
     return workspace, access
 
 
 def project_access(user: User, slug: str, project_id: uuid.UUID, need: str = READ) -> tuple[Project, Access]:
     """The project, checked through its workspace; a project of another workspace is 404."""
+    project, _workspace, access = locate_project(user, slug, project_id, need)
+    return project, access
+
+
+def locate_project(
+    user: User, slug: str, project_id: uuid.UUID, need: str = READ
+) -> tuple[Project, Workspace, Access]:
+    """``project_access``, with the workspace it was checked through."""
     workspace, access = workspace_access(user, slug, need)
     project = db.session.get(Project, project_id)
     if project is None or project.workspace_id != workspace.id:
-        raise NotFoundError("Project not found")
-    return project, access
+        raise NotFoundError("Project not found", reason="project_not_found")
+    return project, workspace, access
 
 
 def is_member(organization_id: uuid.UUID, user_id: uuid.UUID) -> bool:

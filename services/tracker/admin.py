@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, func, select
 
 from extensions import db
 from models.auth import User
@@ -20,7 +20,8 @@ from models.base import utcnow
 from models.tracker import Issue, Membership, Organization, Project, Status, Workspace
 from services import auth as auth_service
 from services.errors import ForbiddenError, NotFoundError
-from services.tracker import plans, search
+from services.text import contains_any
+from services.tracker import plans
 from services.tracker.workspaces import apply_workspace_changes
 
 MAX_PER_PAGE = 100
@@ -34,10 +35,15 @@ class Page:
     page: int
     per_page: int
 
+    @property
+    def pages(self) -> int:
+        """How many pages the matches fill (at least one, even when empty)."""
+        return max(1, -(-self.total // self.per_page))
+
 
 def require_superadmin(user: User) -> None:
     if not auth_service.is_superadmin(user):
-        raise ForbiddenError("Only platform administrators can do this")
+        raise ForbiddenError("Only platform administrators can do this", reason="superadmins_only")
 
 
 def _paginate(query: Select, args: dict) -> Page:
@@ -46,14 +52,6 @@ def _paginate(query: Select, args: dict) -> Page:
     total = db.session.scalar(select(func.count()).select_from(query.order_by(None).subquery())) or 0
     items = list(db.session.execute(query.limit(per_page).offset((page - 1) * per_page)).all())
     return Page(items=items, total=total, page=page, per_page=per_page)
-
-
-def _search(text: str | None, *columns):
-    text = (text or "").strip()
-    if not text:
-        return None
-    pattern = search.contains_pattern(text)
-    return or_(*(column.ilike(pattern, escape="\\") for column in columns))
 
 
 def stats() -> dict:
@@ -112,7 +110,7 @@ def _organization_count(user_id: uuid.UUID) -> int:
 def list_users(args: dict) -> Page:
     memberships = select(func.count()).where(Membership.user_id == User.id).correlate(User).scalar_subquery()
     query = select(User, memberships).order_by(User.created_at.desc(), User.email)
-    condition = _search(args.get("q"), User.name, User.email)
+    condition = contains_any(args.get("q"), User.name, User.email)
     if condition is not None:
         query = query.where(condition)
     page = _paginate(query, args)
@@ -120,13 +118,35 @@ def list_users(args: dict) -> Page:
     return page
 
 
+def _existing(model, row_id: uuid.UUID, message: str, *, not_found_reason: str):
+    found = db.session.get(model, row_id)
+    if found is None:
+        raise NotFoundError(message, reason=not_found_reason)
+    return found
+
+
+def _counted_row(
+    model, counts: tuple, build, row_id: uuid.UUID, message: str, *, not_found_reason: str
+) -> dict:
+    """One row as its list shows it, with the counts the list adds to it."""
+    found = _existing(model, row_id, message, not_found_reason=not_found_reason)
+    return build(*db.session.execute(select(model, *counts).where(model.id == found.id)).one())
+
+
+def _user(user_id: uuid.UUID) -> User:
+    return _existing(User, user_id, "User not found", not_found_reason="user_not_found")
+
+
+def user_row(user_id: uuid.UUID) -> dict:
+    """One user as the list shows it."""
+    return _user_row(_user(user_id), _organization_count(user_id))
+
+
 def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> dict:
     """Ban or unban, grant or take superadmin. Nobody bans or demotes themselves."""
-    user = db.session.get(User, user_id)
-    if user is None:
-        raise NotFoundError("User not found")
+    user = _user(user_id)
     if user.id == admin.id and (changes.get("banned") is True or changes.get("superadmin") is False):
-        raise ForbiddenError("You cannot ban or demote yourself")
+        raise ForbiddenError("You cannot ban or demote yourself", reason="self_ban")
     if "superadmin" in changes:
         user.superadmin = changes["superadmin"]
     if "banned" in changes and changes["banned"] != user.banned:
@@ -174,7 +194,7 @@ def list_organizations(args: dict) -> Page:
     query = select(Organization, members, issues).order_by(Organization.created_at.desc(), Organization.slug)
     if args.get("plan"):
         query = query.where(Organization.plan_id == args["plan"])
-    condition = _search(args.get("q"), Organization.name, Organization.slug)
+    condition = contains_any(args.get("q"), Organization.name, Organization.slug)
     if condition is not None:
         query = query.where(condition)
     page = _paginate(query, args)
@@ -182,11 +202,31 @@ def list_organizations(args: dict) -> Page:
     return page
 
 
+def organization_row(organization_id: uuid.UUID) -> dict:
+    """One organization as the list shows it."""
+    return _counted_row(
+        Organization,
+        _org_counts(),
+        _organization_row,
+        organization_id,
+        "Organization not found",
+        not_found_reason="organization_not_found",
+    )
+
+
+def organizations_by_id(organization_ids) -> dict[uuid.UUID, Organization]:
+    """The organizations of ``organization_ids`` that exist (a workspace list shows their names)."""
+    ids = {organization_id for organization_id in organization_ids if organization_id is not None}
+    if not ids:
+        return {}
+    return {org.id: org for org in db.session.scalars(select(Organization).where(Organization.id.in_(ids)))}
+
+
 def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
     """Change plan (copying the plan's current limits) and suspension."""
-    organization = db.session.get(Organization, organization_id)
-    if organization is None:
-        raise NotFoundError("Organization not found")
+    organization = _existing(
+        Organization, organization_id, "Organization not found", not_found_reason="organization_not_found"
+    )
     if "plan" in changes:
         plans.assign_plan(organization, changes["plan"])
     if "suspended" in changes:
@@ -194,11 +234,7 @@ def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
     if "name" in changes:
         organization.name = changes["name"]
     db.session.flush()
-    members, issues = _org_counts()
-    row = db.session.execute(
-        select(Organization, members, issues).where(Organization.id == organization.id)
-    ).one()
-    return _organization_row(*row)
+    return organization_row(organization.id)
 
 
 def _workspace_row(workspace: Workspace, project_count: int, issue_count: int) -> dict:
@@ -236,7 +272,7 @@ def list_workspaces(args: dict) -> Page:
     query = select(Workspace, projects, issues).order_by(Workspace.created_at.desc(), Workspace.slug)
     if args.get("organization_id"):
         query = query.where(Workspace.organization_id == args["organization_id"])
-    condition = _search(args.get("q"), Workspace.name, Workspace.slug)
+    condition = contains_any(args.get("q"), Workspace.name, Workspace.slug)
     if condition is not None:
         query = query.where(condition)
     page = _paginate(query, args)
@@ -244,11 +280,21 @@ def list_workspaces(args: dict) -> Page:
     return page
 
 
+def workspace_row(workspace_id: uuid.UUID) -> dict:
+    """One workspace as the list shows it."""
+    return _counted_row(
+        Workspace,
+        _workspace_counts(),
+        _workspace_row,
+        workspace_id,
+        "Workspace not found",
+        not_found_reason="workspace_not_found",
+    )
+
+
 def update_workspace(workspace_id: uuid.UUID, changes: dict) -> dict:
-    workspace = db.session.get(Workspace, workspace_id)
-    if workspace is None:
-        raise NotFoundError("Workspace not found")
+    workspace = _existing(
+        Workspace, workspace_id, "Workspace not found", not_found_reason="workspace_not_found"
+    )
     apply_workspace_changes(workspace, changes)
-    projects, issues = _workspace_counts()
-    row = db.session.execute(select(Workspace, projects, issues).where(Workspace.id == workspace.id)).one()
-    return _workspace_row(*row)
+    return workspace_row(workspace.id)

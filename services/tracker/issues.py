@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import delete, exists, func, or_, select, update
 from sqlalchemy.orm import aliased, joinedload
@@ -31,15 +31,32 @@ Child = aliased(Issue)
 
 
 @dataclass
+class IssueView:
+    """An issue as the API and the pages show it: the row, how many sub-issues it has and, for
+    a single issue, its relations and its sub-issues. Any other attribute is the issue's own."""
+
+    issue: Issue
+    children_count: int
+    relations: list[IssueRelation] = field(default_factory=list)
+    children: list[Issue] = field(default_factory=list)
+
+    def __getattr__(self, name: str):
+        # Reached only for names the view does not define: the issue's columns and properties.
+        if name == "issue":
+            raise AttributeError(name)
+        return getattr(self.issue, name)
+
+
+@dataclass
 class IssuePage:
-    issues: list[Issue]
+    issues: list[IssueView]
     total: int
     page: int
     per_page: int
 
 
-def _field(name: str, message: str) -> FieldError:
-    return FieldError(("body", name), message)
+def _field(name: str, message: str, *, reason: str) -> FieldError:
+    return FieldError(("body", name), message, reason=reason)
 
 
 def _referenced(model, *conditions):
@@ -60,10 +77,18 @@ def _validate_references(project: Project, access: Access, data: dict, issue: Is
     if status_id is not None:
         status = next(iter(_referenced(Status, Status.id == status_id)), None)
         if status is None or status.project_id != project.id:
-            errors.append(_field("status_id", "No such status in this project"))
+            errors.append(
+                _field("status_id", "No such status in this project", reason="status_not_in_project")
+            )
     assignee_id = data.get("assignee_id")
     if assignee_id is not None and not is_member(access.organization.id, assignee_id):
-        errors.append(_field("assignee_id", "The assignee must be a member of the organization"))
+        errors.append(
+            _field(
+                "assignee_id",
+                "The assignee must be a member of the organization",
+                reason="assignee_not_member",
+            )
+        )
     label_ids = data.get("label_ids")
     if label_ids:
         found = {
@@ -71,18 +96,30 @@ def _validate_references(project: Project, access: Access, data: dict, issue: Is
             for label in _referenced(Label, Label.id.in_(set(label_ids)), Label.project_id == project.id)
         }
         if found != set(label_ids):
-            errors.append(_field("label_ids", "Every label must belong to this project"))
+            errors.append(
+                _field("label_ids", "Every label must belong to this project", reason="label_not_in_project")
+            )
     parent_id = data.get("parent_id")
     if parent_id is not None:
         parent = next(iter(_referenced(Issue, Issue.id == parent_id)), None)
         if parent is None or parent.project_id != project.id:
-            errors.append(_field("parent_id", "The parent must be an issue of the same project"))
+            errors.append(
+                _field(
+                    "parent_id",
+                    "The parent must be an issue of the same project",
+                    reason="parent_not_in_project",
+                )
+            )
         elif issue is not None and _would_cycle(issue.id, parent_id):
-            errors.append(_field("parent_id", "An issue cannot be a descendant of itself"))
+            errors.append(
+                _field("parent_id", "An issue cannot be a descendant of itself", reason="parent_cycle")
+            )
     start = data.get("start_date", issue.start_date if issue else None)
     due = data.get("due_date", issue.due_date if issue else None)
     if start is not None and due is not None and start > due:
-        errors.append(_field("due_date", "The due date cannot be before the start date"))
+        errors.append(
+            _field("due_date", "The due date cannot be before the start date", reason="due_before_start")
+        )
     if errors:
         raise ValidationFailed(errors)
 
@@ -100,7 +137,7 @@ def _would_cycle(issue_id: uuid.UUID, new_parent_id: uuid.UUID) -> bool:
 
 
 def _default_status(project: Project) -> Status:
-    """The first ``todo`` status by position (DESIGN.md); the first status if none is ``todo``."""
+    """The first ``todo`` status by position (docs/tracker.md); the first status if none is ``todo``."""
     query = (
         select(Status)
         .where(Status.project_id == project.id)
@@ -110,7 +147,15 @@ def _default_status(project: Project) -> Status:
     status = db.session.scalar(query.where(Status.category == "todo").limit(1))
     status = status or db.session.scalar(query.limit(1))
     if status is None:
-        raise ValidationFailed([_field("status_id", "The project has no status; create one first")])
+        raise ValidationFailed(
+            [
+                _field(
+                    "status_id",
+                    "The project has no status; create one first",
+                    reason="project_without_status",
+                )
+            ]
+        )
     return status
 
 
@@ -144,7 +189,7 @@ def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
     )
 
 
-def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Issue:
+def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> IssueView:
     project, access = project_access(user, slug, project_id, WRITE)
     _validate_references(project, access, data)
     text_bytes = plans.text_bytes(data["title"], data.get("description"))
@@ -173,8 +218,7 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     db.session.add(issue)
     _set_labels(issue, data.get("label_ids") or [])
     search.index_title(issue)
-    issue.children_count = 0
-    return issue
+    return IssueView(issue, children_count=0)
 
 
 FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q")
@@ -239,7 +283,7 @@ def _ordering(filters: dict) -> list:
     return [sort, *(tie.desc() if descending else tie.asc() for tie in ties)]
 
 
-def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> list[Issue]:
+def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> list[IssueView]:
     children = (
         select(func.count())
         .select_from(Child)
@@ -259,11 +303,7 @@ def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> lis
         )
         .order_by(*ordering)
     )
-    issues = []
-    for issue, children_count in db.session.execute(query).unique():
-        issue.children_count = children_count
-        issues.append(issue)
-    return issues
+    return [IssueView(issue, children_count) for issue, children_count in db.session.execute(query).unique()]
 
 
 def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssuePage:
@@ -282,7 +322,7 @@ def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> 
 def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
     match = _KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
-        raise NotFoundError("Issue not found")
+        raise NotFoundError("Issue not found", reason="issue_not_found")
     query = select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
     if lock == "update":
         # Read the row as the last committed change left it, and hold it until commit;
@@ -292,7 +332,7 @@ def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
         query = query.with_for_update(of=Issue).execution_options(populate_existing=True)
     issue = db.session.scalar(query)
     if issue is None:
-        raise NotFoundError("Issue not found")
+        raise NotFoundError("Issue not found", reason="issue_not_found")
     return issue
 
 
@@ -302,6 +342,17 @@ def find_issue(
     """The issue by key; ``lock`` ("update" or "delete") for a change computed from its current values."""
     project, access = project_access(user, slug, project_id, need)
     return _by_key(project, key, lock), access
+
+
+def issue_in_project(
+    user: User, slug: str, project_id: uuid.UUID, issue_id: uuid.UUID | None
+) -> Issue | None:
+    """The issue ``issue_id`` when it belongs to this project (a parent named by id), else None."""
+    if issue_id is None:
+        return None
+    project, _ = project_access(user, slug, project_id, READ)
+    issue = db.session.get(Issue, issue_id)
+    return issue if issue is not None and issue.project_id == project.id else None
 
 
 def relations_of(issue: Issue) -> list[IssueRelation]:
@@ -316,15 +367,13 @@ def children_of(issue: Issue) -> list[Issue]:
     return list(db.session.scalars(select(Issue).where(Issue.parent_id == issue.id).order_by(Issue.number)))
 
 
-def with_detail(issue: Issue) -> Issue:
-    """Attach what the single-issue read adds: relations and children."""
-    issue.relations = relations_of(issue)
-    issue.children = children_of(issue)
-    issue.children_count = len(issue.children)
-    return issue
+def with_detail(issue: Issue) -> IssueView:
+    """The issue with what the single-issue read adds: relations and children."""
+    children = children_of(issue)
+    return IssueView(issue, len(children), relations_of(issue), children)
 
 
-def get_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> Issue:
+def get_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> IssueView:
     issue, _ = find_issue(user, slug, project_id, key, READ)
     return with_detail(issue)
 
@@ -342,12 +391,12 @@ EDITABLE = (
 )
 
 
-def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes: dict) -> Issue:
+def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes: dict) -> IssueView:
     # Locked: the storage delta and the title's words are computed from the current row,
     # so a concurrent edit of the same issue must finish first.
     issue, access = find_issue(user, slug, project_id, key, WRITE, lock="update")
     if "title" in changes and changes["title"] is None:
-        raise ValidationFailed([_field("title", "Field may not be null.")])
+        raise ValidationFailed([_field("title", "Field may not be null.", reason="title_required")])
     _validate_references(issue.project, access, changes, issue)
     before = plans.text_bytes(issue.title, issue.description)
     after = plans.text_bytes(changes.get("title", issue.title), changes.get("description", issue.description))

@@ -56,7 +56,7 @@ def _owner_count(organization_id: uuid.UUID) -> int:
 def _target_membership(organization_id: uuid.UUID, user_id: uuid.UUID) -> Membership:
     membership = db.session.get(Membership, (organization_id, user_id))
     if membership is None:
-        raise NotFoundError("Member not found")
+        raise NotFoundError("Member not found", reason="member_not_found")
     return membership
 
 
@@ -64,9 +64,9 @@ def update_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID, 
     access = organization_access(user, organization_id, MANAGE)
     membership = _target_membership(organization_id, member_id)
     if "owner" in (role, membership.role) and access.role != "owner":
-        raise ForbiddenError("Only an owner can give or take the owner role")
+        raise ForbiddenError("Only an owner can give or take the owner role", reason="owner_role_by_owner")
     if membership.role == "owner" and role != "owner" and _owner_count(organization_id) <= 1:
-        raise ConflictError("An organization needs at least one owner")
+        raise ConflictError("An organization needs at least one owner", reason="last_owner")
     membership.role = role
     db.session.flush()
     return membership
@@ -78,9 +78,9 @@ def remove_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID) 
     access = organization_access(user, organization_id, need)
     membership = _target_membership(organization_id, member_id)
     if membership.role == "owner" and member_id != user.id and access.role != "owner":
-        raise ForbiddenError("Only an owner can remove an owner")
+        raise ForbiddenError("Only an owner can remove an owner", reason="owner_removed_by_owner")
     if membership.role == "owner" and _owner_count(organization_id) <= 1:
-        raise ConflictError("An organization needs at least one owner")
+        raise ConflictError("An organization needs at least one owner", reason="last_owner")
     db.session.delete(membership)
     db.session.flush()
 
@@ -88,7 +88,7 @@ def remove_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID) 
 def invite(user: User, organization_id: uuid.UUID, email: str, role: str) -> Invitation:
     access = organization_access(user, organization_id, MANAGE)
     if role == "owner" and access.role != "owner":
-        raise ForbiddenError("Only an owner can invite an owner")
+        raise ForbiddenError("Only an owner can invite an owner", reason="owner_invited_by_owner")
     email = normalize_email(email)
     already = db.session.scalar(
         select(Membership)
@@ -96,7 +96,7 @@ def invite(user: User, organization_id: uuid.UUID, email: str, role: str) -> Inv
         .where(Membership.organization_id == organization_id, User.email == email)
     )
     if already is not None:
-        raise ConflictError("This person is already a member", field="email")
+        raise ConflictError("This person is already a member", reason="already_member", field="email")
     pending = db.session.scalar(
         select(Invitation).where(
             Invitation.organization_id == organization_id,
@@ -129,7 +129,7 @@ def revoke_invitation(user: User, organization_id: uuid.UUID, invitation_id: uui
     organization_access(user, organization_id, MANAGE)
     invitation = db.session.get(Invitation, invitation_id)
     if invitation is None or invitation.organization_id != organization_id or invitation.accepted_at:
-        raise NotFoundError("Invitation not found")
+        raise NotFoundError("Invitation not found", reason="invitation_not_found")
     db.session.delete(invitation)
     db.session.flush()
 
@@ -158,13 +158,18 @@ def accept_invitation(user: User, invitation_id: uuid.UUID) -> Membership:
         .execution_options(populate_existing=True)
     )
     if invitation is None or invitation.email != user.email or invitation.accepted_at is not None:
-        raise NotFoundError("Invitation not found")
+        raise NotFoundError("Invitation not found", reason="invitation_not_found")
     # Anyone may register any address; only its proven owner may take what is sent to it.
     if user.email_verified_at is None:
-        raise ForbiddenError("Confirm your e-mail address (follow the link we sent) to accept invitations")
+        raise ForbiddenError(
+            "Confirm your e-mail address (follow the link we sent) to accept invitations",
+            reason="unverified_address",
+        )
     organization = invitation.organization
     if organization.suspended:
-        raise ForbiddenError("This organization is suspended", code="ORGANIZATION_SUSPENDED")
+        raise ForbiddenError(
+            "This organization is suspended", code="ORGANIZATION_SUSPENDED", reason="organization_suspended"
+        )
     if db.session.get(Membership, (organization.id, user.id)) is not None:
         raise unique.conflict("pk_memberships")
     plans.ensure_within_limit(organization, "members")

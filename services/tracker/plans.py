@@ -47,7 +47,7 @@ def list_plans() -> list[Plan]:
 def get_plan(plan_id: str) -> Plan:
     plan = None if "\x00" in plan_id else db.session.get(Plan, plan_id)
     if plan is None:
-        raise NotFoundError("Plan not found")
+        raise NotFoundError("Plan not found", reason="plan_not_found")
     return plan
 
 
@@ -85,7 +85,9 @@ def assign_plan(organization: Organization, plan_id: str) -> None:
     """Put an organization on a plan, copying the plan's current limits and features."""
     plan = db.session.get(Plan, plan_id)
     if plan is None:
-        raise ValidationFailed([FieldError(("body", "plan"), f"Unknown plan {plan_id!r}")])
+        raise ValidationFailed(
+            [FieldError(("body", "plan"), f"Unknown plan {plan_id!r}", reason="unknown_plan")]
+        )
     organization.plan_id = plan.id
     organization.plan_limits = dict(plan.limits)
     organization.plan_features = dict(plan.features)
@@ -123,4 +125,5 @@ def ensure_within_limit(organization: Organization, resource: str, adding: int =
             limit=limit,
             current=current,
             plan=organization.plan_id,
+            reason="plan_limit_reached",
         )

@@ -50,10 +50,16 @@ def create_relation(
     related = db.session.get(Issue, related_issue_id)
     if related is None or related.organization_id != access.organization.id:
         raise ValidationFailed(
-            [FieldError(("body", "related_issue_id"), "No such issue in this organization")]
+            [
+                FieldError(
+                    ("body", "related_issue_id"),
+                    "No such issue in this organization",
+                    reason="related_issue_not_found",
+                )
+            ]
         )
     if related.id == issue.id:
-        raise ConflictError("An issue cannot be related to itself")
+        raise ConflictError("An issue cannot be related to itself", reason="self_relation")
     existing = db.session.scalar(
         select(IssueRelation.id).where(
             or_(
@@ -67,7 +73,7 @@ def create_relation(
     if relation_type in ("blocks", "is_blocked_by"):
         blocker, blocked = (issue.id, related.id) if relation_type == "blocks" else (related.id, issue.id)
         if _blocks_path(blocked, blocker):
-            raise ConflictError("This would create a cycle of blocking issues")
+            raise ConflictError("This would create a cycle of blocking issues", reason="blocking_cycle")
     pair_id = uuid.uuid4()
     relation = IssueRelation(
         issue_id=issue.id, related_issue_id=related.id, type=relation_type, pair_id=pair_id
@@ -88,7 +94,7 @@ def delete_relation(user: User, slug: str, project_id: uuid.UUID, key: str, rela
     issue, _ = find_issue(user, slug, project_id, key, WRITE)
     relation = db.session.get(IssueRelation, relation_id)
     if relation is None or relation.issue_id != issue.id:
-        raise NotFoundError("Relation not found")
+        raise NotFoundError("Relation not found", reason="relation_not_found")
     db.session.execute(
         delete(IssueRelation)
         .where(IssueRelation.pair_id == relation.pair_id)

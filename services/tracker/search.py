@@ -28,6 +28,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from extensions import db
 from models.tracker import Issue, IssueTitleTerm, TitleTerm
 from services import unique
+from services.text import contains_pattern
 
 # Words are indexed up to this many characters (after normalising): a longer
 # "word" is a pasted blob, and btree entries have a size limit.
@@ -81,12 +82,6 @@ def index_title(issue: Issue) -> None:
         select(TitleTerm.id).where(TitleTerm.project_id == issue.project_id, TitleTerm.term.in_(terms))
     ).all()
     db.session.execute(insert(IssueTitleTerm), [{"term_id": tid, "issue_id": issue.id} for tid in term_ids])
-
-
-def contains_pattern(text: str) -> str:
-    """A LIKE pattern for "contains ``text``", its wildcards taken literally (escape ``\\``)."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
 
 
 def condition(q: str) -> ColumnElement[bool]:

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from sqlalchemy import exists, func, select
 
 from extensions import db
 from models.auth import User
-from models.tracker import Issue, Label, Membership, Project, Status, Workspace
+from models.tracker import WRITER_ROLES, Issue, Label, Membership, Project, Status, Workspace
 from services import unique
 from services.errors import ConflictError, NotFoundError
 from services.tracker import accounts, plans
-from services.tracker.access import MANAGE, READ, organization_access, project_access, workspace_access
+from services.tracker.access import (
+    MANAGE,
+    READ,
+    Access,
+    locate_project,
+    organization_access,
+    project_access,
+    workspace_access,
+)
 
-# What every new project starts with (DESIGN.md): one status per category.
+# What every new project starts with (docs/tracker.md): one status per category.
 DEFAULT_STATUSES = (
     ("Backlog", "#94a3b8", "backlog"),
     ("Todo", "#64748b", "todo"),
@@ -127,6 +136,47 @@ def _statuses_in_order(project: Project) -> list[Status]:
     )
 
 
+@dataclass(frozen=True)
+class ProjectView:
+    """A project with what every page of it shows: its workspace, the caller's standing, its
+    statuses in board order."""
+
+    project: Project
+    workspace: Workspace
+    access: Access
+    statuses: list[Status]
+
+    @property
+    def writable(self) -> bool:
+        """Whether the caller may change its issues (viewers only read)."""
+        return self.access.role in WRITER_ROLES
+
+
+def open_project(user: User, slug: str, project_id: uuid.UUID) -> ProjectView:
+    project, workspace, access = locate_project(user, slug, project_id, READ)
+    return ProjectView(project, workspace, access, _statuses_in_order(project))
+
+
+def issue_counts(user: User, slug: str) -> dict[uuid.UUID, tuple[int, int]]:
+    """``{project id: (open issues, all issues)}`` for the workspace's projects; open means
+    neither done nor cancelled."""
+    workspace, _ = workspace_access(user, slug, READ)
+    rows = db.session.execute(
+        select(Issue.project_id, Status.category, func.count())
+        .join(Status, Status.id == Issue.status_id)
+        .join(Project, Project.id == Issue.project_id)
+        .where(Project.workspace_id == workspace.id)
+        .group_by(Issue.project_id, Status.category)
+    ).all()
+    counts: dict[uuid.UUID, list[int]] = {}
+    for project_id, category, count in rows:
+        pair = counts.setdefault(project_id, [0, 0])
+        pair[1] += count
+        if category not in ("done", "cancelled"):
+            pair[0] += count
+    return {project_id: (pair[0], pair[1]) for project_id, pair in counts.items()}
+
+
 def list_statuses(user: User, slug: str, project_id: uuid.UUID) -> list[Status]:
     project, _ = project_access(user, slug, project_id, READ)
     return _statuses_in_order(project)
@@ -154,7 +204,7 @@ def create_status(user: User, slug: str, project_id: uuid.UUID, data: dict) -> S
 def _status(project: Project, status_id: uuid.UUID) -> Status:
     status = db.session.get(Status, status_id)
     if status is None or status.project_id != project.id:
-        raise NotFoundError("Status not found")
+        raise NotFoundError("Status not found", reason="status_not_found")
     return status
 
 
@@ -182,7 +232,7 @@ def move_status(
     ordered = _statuses_in_order(project)
     index = next((i for i, status in enumerate(ordered) if status.id == status_id), None)
     if index is None:
-        raise NotFoundError("Status not found")
+        raise NotFoundError("Status not found", reason="status_not_found")
     target = index + step
     if 0 <= target < len(ordered):
         ordered[index], ordered[target] = ordered[target], ordered[index]
@@ -200,9 +250,11 @@ def delete_status(user: User, slug: str, project_id: uuid.UUID, status_id: uuid.
         select(Status).where(Status.id == status_id, Status.project_id == project.id).with_for_update()
     )
     if status is None:
-        raise NotFoundError("Status not found")
+        raise NotFoundError("Status not found", reason="status_not_found")
     if db.session.scalar(select(exists().where(Issue.status_id == status.id))):
-        raise ConflictError("Issues still have this status; move them to another status first")
+        raise ConflictError(
+            "Issues still have this status; move them to another status first", reason="status_in_use"
+        )
     db.session.delete(status)
     db.session.flush()
 
@@ -227,6 +279,6 @@ def delete_label(user: User, slug: str, project_id: uuid.UUID, label_id: uuid.UU
     project, _ = project_access(user, slug, project_id, MANAGE)
     label = db.session.get(Label, label_id)
     if label is None or label.project_id != project.id:
-        raise NotFoundError("Label not found")
+        raise NotFoundError("Label not found", reason="label_not_found")
     db.session.delete(label)
     db.session.flush()

@@ -19,7 +19,7 @@ from tests.factories import (
     make_user,
     set_stock,
 )
-from tests.stock.test_batches_support import API
+from tests.stock.support import API
 
 ON = date(2026, 11, 18)  # a Wednesday of 2026-W47
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.factories import auth_headers, make_loja, make_lote, make_produto, make_rec, make_user
-from tests.stock.test_batches_support import API
+from tests.stock.support import API
 
 LOGIN = "/api/v1/auth/login"
 ME = "/api/v1/users/me"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import auth_headers, make_loja, make_lote, make_produto, make_rec, make_user
-from tests.stock.test_batches_support import API
+from tests.stock.support import API
 
 
 @pytest.fixture

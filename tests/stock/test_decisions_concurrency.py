@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from extensions import db
 from models.remanejamento import AcaoRecomendacao
 from tests.factories import auth_headers, make_loja, make_lote, make_produto, make_rec, make_user
-from tests.stock.test_batches_support import API
+from tests.stock.support import API
 
 
 def _setup(app, client, status: str):

@@ -17,8 +17,8 @@ from tests.factories import (
     make_user,
     set_stock,
 )
+from tests.stock.support import API
 from tests.stock.test_batches import build_network, generate
-from tests.stock.test_batches_support import API
 
 
 @pytest.fixture

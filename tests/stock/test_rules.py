@@ -20,8 +20,8 @@ from tests.factories import (
     make_user,
     set_stock,
 )
+from tests.stock.support import API
 from tests.stock.test_batches import ON, build_network, generate
-from tests.stock.test_batches_support import API
 
 DEFAULTS = {
     "priorizarCd": True,

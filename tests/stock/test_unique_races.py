@@ -12,7 +12,7 @@ from extensions import db
 from models.stock import Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from tests.factories import auth_headers, make_user
 from tests.racing import RACERS, race, together
-from tests.stock.test_batches_support import API
+from tests.stock.support import API
 from tests.stock.test_import import PRODUCTS, STORES, days_ago, write
 
 pytestmark = pytest.mark.committing

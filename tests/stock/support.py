@@ -1,4 +1,4 @@
-"""What the batch, decision, rule, metric and grade tests share (no tests here).
+"""What the batch, decision, rule, metric and grade tests share.
 
 Batches and recommendations written straight into the database come from
 ``tests.factories.make_lote``/``make_rec``, so the decision and metric tests do

@@ -1,0 +1,217 @@
+"""The pages' pt-BR text for the services' refusals and for schema messages, shown inline.
+
+Services name each refusal by a stable ``reason`` (``services/errors.py``); the
+pages say it in pt-BR from ``REASON_TEXT``, whatever the wording of the API's
+message (English for the tracker, Portuguese for remanejamento). A test keeps
+every reason the services raise in this table.
+"""
+
+from __future__ import annotations
+
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from marshmallow import ValidationError
+
+from services.errors import DomainError, FieldError, ValidationFailed
+
+RESOURCE_TEXT = {
+    "members": _l("membros"),
+    "projects": _l("projetos"),
+    "issues": _l("issues"),
+    "storage_bytes": _l("armazenamento"),
+}
+
+# Reason -> what the pages say; ``%(name)s`` takes the error's ``params``. Remanejamento's
+# texts are its service's own messages (that service speaks Portuguese).
+REASON_TEXT = {
+    # tracker: tenancy and roles
+    "organization_not_found": _l("Organização não encontrada."),
+    "workspace_not_found": _l("Workspace não encontrado."),
+    "project_not_found": _l("Projeto não encontrado."),
+    "organization_suspended": _l("Esta organização está suspensa."),
+    "viewer_read_only": _l("Seu papel nesta organização só permite leitura."),
+    "managers_only": _l("Só proprietários e administradores da organização podem fazer isso."),
+    "superadmins_only": _l("Só administradores da plataforma podem fazer isso."),
+    # tracker: people
+    "member_not_found": _l("Membro não encontrado."),
+    "owner_role_by_owner": _l("Só um proprietário pode dar ou tirar o papel de proprietário."),
+    "owner_removed_by_owner": _l("Só um proprietário pode remover outro proprietário."),
+    "owner_invited_by_owner": _l("Só um proprietário pode convidar um proprietário."),
+    "last_owner": _l("A organização precisa de pelo menos um proprietário."),
+    "already_member": _l("Essa pessoa já é membro da organização."),
+    "already_joined": _l("Você já é membro desta organização."),
+    "invitation_not_found": _l("Convite não encontrado."),
+    "invitation_pending": _l("Esse endereço já tem um convite pendente."),
+    "unverified_address": _l("Confirme seu e-mail (siga o link que enviamos) para aceitar convites."),
+    # tracker: workspaces, projects, statuses, labels, plans
+    "organization_slug_taken": _l("Já existe uma organização com esse endereço."),
+    "workspace_slug_taken": _l("Já existe um workspace com esse endereço."),
+    "project_key_taken": _l("Já existe um projeto com essa chave neste workspace."),
+    "status_not_found": _l("Status não encontrado."),
+    "status_in_use": _l("Há issues com este status: mova-as para outro status antes de excluí-lo."),
+    "label_not_found": _l("Etiqueta não encontrada."),
+    "label_name_taken": _l("Já existe uma etiqueta com esse nome neste projeto."),
+    "plan_not_found": _l("Plano não encontrado."),
+    "unknown_plan": _l("Plano desconhecido."),
+    "plan_id_taken": _l("Já existe um plano com esse identificador."),
+    "plan_limit_reached": _l(
+        "O plano desta organização chegou ao limite de %(resource)s (%(limit)s). "
+        "Fale com quem administra a conta."
+    ),
+    # tracker: issues and relations
+    "issue_not_found": _l("Issue não encontrada."),
+    "status_not_in_project": _l("Status inexistente neste projeto."),
+    "assignee_not_member": _l("O responsável precisa ser membro da organização."),
+    "label_not_in_project": _l("Todas as etiquetas precisam ser deste projeto."),
+    "parent_not_in_project": _l("A issue pai precisa ser do mesmo projeto."),
+    "parent_cycle": _l("Uma issue não pode ser descendente de si mesma."),
+    "due_before_start": _l("O prazo não pode ser anterior ao início."),
+    "project_without_status": _l("O projeto não tem nenhum status."),
+    "title_required": _l("Campo obrigatório."),
+    "related_issue_not_found": _l("Issue não encontrada nesta organização."),
+    "self_relation": _l("Uma issue não pode se relacionar com ela mesma."),
+    "already_related": _l("Essas issues já estão relacionadas."),
+    "blocking_cycle": _l("Isso criaria um ciclo de bloqueios."),
+    "relation_not_found": _l("Relação não encontrada."),
+    # platform administration
+    "user_not_found": _l("Usuário não encontrado."),
+    "self_ban": _l("Você não pode bloquear nem rebaixar a si mesmo."),
+    # accounts
+    "invalid_credentials": _l("E-mail ou senha inválidos."),
+    "account_banned": _l("Conta bloqueada."),
+    "refresh_token_expired": _l("Sessão expirada: entre de novo."),
+    "invalid_refresh_token": _l("Sessão inválida: entre de novo."),
+    "refresh_token_reused": _l("Sessão inválida: entre de novo."),
+    "invalid_reset_token": _l("Token de redefinição inválido ou expirado"),
+    "invalid_verification_link": _l("Link de confirmação inválido ou expirado"),
+    "email_registered": _l("Este e-mail já pertence a outra conta"),
+    "email_taken": _l("Este e-mail já pertence a outra conta"),
+    "wrong_current_password": _l("Senha atual incorreta: ela é necessária para trocar o e-mail"),
+    "self_promotion": _l("Não é permitido elevar o próprio papel"),
+    "own_store_admin_only": _l("Só um admin pode trocar a própria loja"),
+    # remanejamento
+    "no_stock_access": _l(
+        "Esta conta não tem acesso ao remanejamento. Peça a um administrador de estoque que conceda um papel."
+    ),
+    "role_not_allowed": _l("Sem permissão para esta ação"),
+    "unknown_papel": _l("Papel inválido"),
+    "gerente_without_loja": _l("Um gerente_loja precisa de uma loja"),
+    "loja_not_found": _l("Loja não encontrada"),
+    "produto_not_found": _l("Produto não encontrado"),
+    "tamanho_outside_grade": _l("Tamanho fora da grade do produto"),
+    "lote_not_found": _l("Lote não encontrado"),
+    "recomendacao_not_found": _l("Recomendação não encontrada"),
+    "veto_without_motivo": _l("Informe o motivo do veto."),
+    "approve_not_allowed": _l("Não é possível aprovar uma recomendação %(status)s"),
+    "approve_vetoed": _l("Recomendação vetada: restaure-a antes de aprovar"),
+    "execute_not_allowed": _l("Só uma recomendação aprovada pode ser executada (esta está %(status)s)"),
+    "execute_vetoed": _l("Recomendação vetada: restaure-a antes de executar"),
+    "refuse_not_allowed": _l("Não é possível recusar uma recomendação %(status)s"),
+    "veto_not_allowed": _l("Não é possível vetar uma recomendação %(status)s"),
+}
+
+
+def reason_text(reason: str, params: dict | None = None) -> str | None:
+    """The pt-BR text of a service's reason, its blanks filled; None for an unknown reason."""
+    text = REASON_TEXT.get(reason)
+    if text is None:
+        return None
+    return str(text) % params if params else str(text)
+
+
+def field_message(message: str) -> str:
+    """A marshmallow message about one field, in Portuguese (marshmallow names no reasons)."""
+    rules = (
+        ("Missing data for required field", _("Campo obrigatório.")),
+        ("Field may not be null", _("Campo obrigatório.")),
+        ("Shorter than minimum length 1", _("Campo obrigatório.")),
+        ("Must not be blank", _("Campo obrigatório.")),
+        ("Shorter than minimum length", _("Texto curto demais.")),
+        ("Length must be between 1 and", _("Texto longo demais.")),
+        ("Longer than maximum length", _("Texto longo demais.")),
+        ("2 to 10 characters", _("De 2 a 10 letras maiúsculas (A–Z) ou dígitos, começando por uma letra.")),
+        ("Lowercase letters, digits", _("Apenas letras minúsculas, dígitos e hífens simples.")),
+        ("2-40 of a-z", _("De 2 a 40 caracteres a–z, 0–9, _ ou -, começando por uma letra.")),
+        ("hex colour", _("Use uma cor como #1a2b3c.")),
+        ("Must be greater than or equal", _("Valor baixo demais.")),
+        ("Must be less than or equal", _("Valor alto demais.")),
+        ("Unknown plan", _("Plano desconhecido.")),
+        ("Not a valid integer", _("Informe um número inteiro.")),
+        ("Not a valid date", _("Informe uma data válida.")),
+        ("Not a valid email address", _("Informe um e-mail válido.")),
+        ("Must be one of", _("Escolha uma das opções.")),
+    )
+    for needle, text in rules:
+        if needle.lower() in message.lower():
+            return text
+    return _("Valor inválido.")
+
+
+def schema_errors(exc: ValidationError) -> dict[str, str]:
+    """``{field: message}`` for a marshmallow failure (nested fields joined with dots)."""
+    out: dict[str, str] = {}
+    data = exc.data if isinstance(exc.data, dict) else {}
+
+    def walk(messages, prefix: str) -> None:
+        if prefix in data and data[prefix] in ("", None) and isinstance(messages, list):
+            # An empty value that fails a length rule is a missing value, for people.
+            out[prefix] = _("Campo obrigatório.")
+            return
+        if isinstance(messages, dict):
+            for key, value in messages.items():
+                walk(value, f"{prefix}.{key}" if prefix else str(key))
+        elif isinstance(messages, list | tuple):
+            texts = [m for m in messages if isinstance(m, str)]
+            if texts:
+                out[prefix or "_form"] = field_message(texts[0])
+            for item in messages:
+                if isinstance(item, dict):
+                    walk(item, prefix)
+        else:
+            out[prefix or "_form"] = field_message(str(messages))
+
+    walk(exc.messages, "")
+    return out
+
+
+def error_message(error: FieldError) -> str:
+    """A service's complaint about one field, in Portuguese."""
+    return reason_text(error.reason) or field_message(error.msg)
+
+
+def domain_errors(exc: DomainError) -> dict[str, str]:
+    """``{field or "_form": message}`` for an error raised by a service."""
+    if isinstance(exc, ValidationFailed):
+        return {(str(e.loc[-1]) if e.loc else "_form"): error_message(e) for e in exc.errors}
+    return {"_form": domain_message(exc)}
+
+
+def domain_message(exc: DomainError) -> str:
+    """One sentence for the whole error (the first field's, for a validation failure)."""
+    if isinstance(exc, ValidationFailed) and exc.errors:
+        return error_message(exc.errors[0])
+    if exc.reason == "plan_limit_reached":
+        name = str(exc.extra.get("resource", ""))
+        resource = str(RESOURCE_TEXT.get(name, name))
+        return reason_text(exc.reason, {"resource": resource, "limit": exc.extra.get("limit", "?")}) or ""
+    text = reason_text(exc.reason, exc.params)
+    if text is not None:
+        return text
+    if exc.status == 404:
+        return _("Não encontrado.")
+    if exc.code == "FORBIDDEN":
+        return _("Você não tem permissão para esta ação.")
+    return exc.message
+
+
+def status_name(name: str) -> str:
+    """A status as the page shows it: the five defaults every project starts with are
+    translated; names a team chose are theirs and shown as typed."""
+    defaults = {
+        "Backlog": _("Backlog"),
+        "Todo": _("A fazer"),
+        "In Progress": _("Em andamento"),
+        "Done": _("Concluído"),
+        "Cancelled": _("Cancelado"),
+    }
+    return defaults.get(name, name)
