@@ -33,7 +33,7 @@ from schemas.stock.remanejamento import (
     VetoRequest,
 )
 from services.errors import DomainError, ValidationFailed
-from services.stock import batches, catalogue, decisions, grade, metrics, separacao
+from services.stock import batches, catalogue, decisions, grade, metrics, rules, separacao
 from services.stock.rules import CADENCIAS, RULE_FIELDS, RULES
 
 blp = Blueprint("remanejamento", __name__)
@@ -590,7 +590,7 @@ def _regras_context(
     cadence_saved: bool = False,
 ) -> dict:
     """Everything the rules page shows; each form's own values override the stored ones."""
-    regras = regras if regras is not None else batches.rules_out()
+    regras = regras if regras is not None else rules.rules_out()
     marcas = sorted({p.marca for p in catalogue.list_produtos()} | set(regras["marcasBloqueadas"]))
     return {
         "regras": regras,
@@ -600,7 +600,7 @@ def _regras_context(
         "marcas": marcas,
         "periodos": RULES["periodo"].choices,
         "rule_fields": RULES,
-        "cadence": cadence if cadence is not None else batches.cadence_out(),
+        "cadence": cadence if cadence is not None else rules.cadence_out(),
         "cadencias": CADENCIAS,
         "cadence_errors": cadence_errors or {},
         "cadence_saved": cadence_saved,
@@ -626,7 +626,7 @@ def regras_save():
         errors = {**_rules_messages(exc.messages), **errors}
     if not errors:
         try:
-            regras = batches.update_rules(data, current_user)
+            regras = rules.update_rules(data, current_user)
             status, saved = 200, True
         except ValidationFailed as exc:
             status = refused(exc).status
@@ -650,7 +650,7 @@ def cadencia_save():
             cadence_errors={"cadence": _("Escolha diária, semanal, quinzenal ou mensal.")}
         )
         return render_page("remanejamento/regras.html", "cadence_form", status=422, **context)
-    cadence = batches.set_cadence(data["cadence"], current_user)
+    cadence = rules.set_cadence(data["cadence"], current_user)
     context = _regras_context(cadence=cadence, cadence_saved=True)
     return render_page("remanejamento/regras.html", "cadence_form", **context)
 

@@ -25,7 +25,7 @@ from schemas.stock.remanejamento import (
     Validacao,
     VetoRequest,
 )
-from services.stock import batches, decisions, grade, metrics
+from services.stock import batches, decisions, grade, metrics, rules
 
 # Documented once, shown on every decision endpoint.
 STATE_MACHINE = (
@@ -196,7 +196,7 @@ def restaurar(lid, rid):
 @blp.response(200, RegrasPayload)
 def get_regras():
     """Regras de transferência em vigor."""
-    return batches.rules_out()
+    return rules.rules_out()
 
 
 @blp.route(f"{R}/regras", methods=["PUT"])
@@ -212,7 +212,7 @@ def put_regras(body):
     As regras entre campos e as lojas inexistentes respondem 422, todas de uma vez.
     Valem a partir do próximo lote gerado.
     """
-    return batches.update_rules(body, current_user)
+    return rules.update_rules(body, current_user)
 
 
 @blp.route(f"{R}/config/cadence", methods=["GET"])
@@ -224,7 +224,7 @@ def get_cadence():
     `diaria` atualiza o lote da semana todo dia; `semanal` gera um por semana ISO;
     `quinzenal` a cada duas semanas; `mensal` uma vez por mês. `flask batches run-due` obedece.
     """
-    return batches.cadence_out()
+    return rules.cadence_out()
 
 
 @blp.route(f"{R}/config/cadence", methods=["PUT"])
@@ -234,7 +234,7 @@ def get_cadence():
 @blp.alt_response(403, description="Só admin altera a cadência")
 def put_cadence(body):
     """Alterar a cadência (`diaria`, `semanal`, `quinzenal`, `mensal`). Só `admin`."""
-    return batches.set_cadence(body["cadence"], current_user)
+    return rules.set_cadence(body["cadence"], current_user)
 
 
 @blp.route(f"{R}/metricas/kpis-dashboard", methods=["GET"])

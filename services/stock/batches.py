@@ -25,13 +25,6 @@ from services.stock.decisions import (
     visible_condition,
 )
 
-# The rules and cadence endpoints (API and pages) call these as ``batches.*``; they live in
-# ``rules``, and are named here so that the views did not have to change with the split.
-from services.stock.rules import cadence_out as cadence_out
-from services.stock.rules import rules_out as rules_out
-from services.stock.rules import set_cadence as set_cadence
-from services.stock.rules import update_rules as update_rules
-
 NEW_FOR = timedelta(days=7)  # a batch is `novo` for this long
 
 
