@@ -20,14 +20,16 @@ from extensions import db
 from models.auth import User
 from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import plans, search
+from services.tracker import activity, notifications, plans, search
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
 MAX_PER_PAGE = 100
 MAX_NUMBER = 2_147_483_647  # the number column is a 32-bit integer: no issue has a larger one
 Child = aliased(Issue)
+Related = aliased(Issue)
 
 
 @dataclass
@@ -129,15 +131,6 @@ def _next_number(project_id: uuid.UUID, text_bytes: int) -> int:
     ).scalar_one()
 
 
-def _add_storage(project_id: uuid.UUID, text_bytes: int) -> None:
-    db.session.execute(
-        update(Project)
-        .where(Project.id == project_id)
-        .values(storage_bytes=Project.storage_bytes + text_bytes)
-        .execution_options(synchronize_session=False)
-    )
-
-
 def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
     issue.labels = (
         list(db.session.scalars(select(Label).where(Label.id.in_(set(label_ids))))) if label_ids else []
@@ -174,6 +167,11 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     _set_labels(issue, data.get("label_ids") or [])
     search.index_title(issue)
     issue.children_count = 0
+    db.session.flush()
+    activity.record(issue.id, user.id, "created", new={"key": issue.key, "title": issue.title}, at=now)
+    if issue.parent_id is not None:
+        activity.record(issue.parent_id, user.id, "sub_issue_added", new=activity.issue_ref(issue), at=now)
+    notifications.deliver(issue, user.id, notifications.Audience().add([issue.assignee_id], "assigned"), now)
     return issue
 
 
@@ -284,7 +282,13 @@ def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found")
     query = select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
-    if lock == "update":
+    if lock == "share":
+        # Held until commit: the issue cannot be deleted meanwhile (what hangs off it, a
+        # comment, lands first and is counted by the delete), yet edits go on.
+        query = query.with_for_update(of=Issue, read=True, key_share=True).execution_options(
+            populate_existing=True
+        )
+    elif lock == "update":
         # Read the row as the last committed change left it, and hold it until commit;
         # NO KEY UPDATE still lets sub-issues be created under it meanwhile.
         query = query.with_for_update(of=Issue, key_share=True).execution_options(populate_existing=True)
@@ -299,7 +303,8 @@ def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
 def find_issue(
     user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ, lock: str | None = None
 ) -> tuple[Issue, Access]:
-    """The issue by key; ``lock`` ("update" or "delete") for a change computed from its current values."""
+    """The issue by key; ``lock`` ("update" or "delete") for a change computed from its current values,
+    ("share") to keep it from being deleted until commit."""
     project, access = project_access(user, slug, project_id, need)
     return _by_key(project, key, lock), access
 
@@ -349,11 +354,15 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     if "title" in changes and changes["title"] is None:
         raise ValidationFailed([_field("title", "Field may not be null.")])
     _validate_references(issue.project, access, changes, issue)
-    before = plans.text_bytes(issue.title, issue.description)
-    after = plans.text_bytes(changes.get("title", issue.title), changes.get("description", issue.description))
-    plans.ensure_within_limit(access.organization, "storage_bytes", after - before)
-    if after != before:
-        _add_storage(issue.project_id, after - before)
+    size_before = plans.text_bytes(issue.title, issue.description)
+    size_after = plans.text_bytes(
+        changes.get("title", issue.title), changes.get("description", issue.description)
+    )
+    plans.ensure_within_limit(access.organization, "storage_bytes", size_after - size_before)
+    if size_after != size_before:
+        plans.add_storage(issue.project_id, size_after - size_before)
+    reparented = "parent_id" in changes and changes["parent_id"] != issue.parent_id
+    before = activity.snapshot(issue, with_parent=reparented)
     retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
@@ -364,12 +373,27 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         issue.priority = PRIORITY_RANK[changes["priority"]]
     if "label_ids" in changes:
         _set_labels(issue, changes["label_ids"] or [])
+    now = utcnow()
     if changes:
         # Label changes touch no issue column, so the timestamp is set here.
-        issue.updated_at = utcnow()
+        issue.updated_at = now
     db.session.flush()
     db.session.refresh(issue)
+    changed = activity.record_changes(
+        issue, user.id, before, activity.snapshot(issue, with_parent=reparented), now
+    )
+    _notify_changes(issue, user, changed, now)
     return with_detail(issue)
+
+
+def _notify_changes(issue: Issue, user: User, changed: set[str], now) -> None:
+    """A new assignee hears of it; a status move reaches the issue's followers."""
+    audience = notifications.Audience()
+    if "status" in changed:
+        audience.add(notifications.followers(issue), "status_changed")
+    if "assignee" in changed:
+        audience.add([issue.assignee_id], "assigned")
+    notifications.deliver(issue, user.id, audience, now)
 
 
 def _lock_subtree(root_id: uuid.UUID) -> list[uuid.UUID]:
@@ -390,12 +414,38 @@ def _lock_subtree(root_id: uuid.UUID) -> list[uuid.UUID]:
         locked.update(new)
 
 
+def _record_removal(user: User, issue: Issue, ids: list[uuid.UUID]) -> None:
+    """Issues outside the deleted sub-tree lose a sub-issue or a relation: their history says so."""
+    now = utcnow()
+    if issue.parent_id in activity.present({issue.parent_id} - {None}):
+        activity.record(issue.parent_id, user.id, "sub_issue_removed", old=activity.issue_ref(issue), at=now)
+    lost = db.session.execute(
+        select(
+            IssueRelation.issue_id, IssueRelation.type, Related.id, Related.number, Related.title, Project.key
+        )
+        .join(Related, Related.id == IssueRelation.related_issue_id)
+        .join(Project, Project.id == Related.project_id)
+        .where(IssueRelation.related_issue_id.in_(ids), IssueRelation.issue_id.not_in(ids))
+    ).all()
+    alive = activity.present({row[0] for row in lost})
+    for issue_id, relation_type, gone_id, number, title, project_key in lost:
+        if issue_id not in alive:
+            continue
+        gone = {"id": str(gone_id), "key": f"{project_key}-{number}", "title": title}
+        activity.record(issue_id, user.id, "relation_removed", field=relation_type, old=gone, at=now)
+
+
 def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
     """Delete the issue and every descendant (the parent foreign key cascades)."""
     issue, _ = find_issue(user, slug, project_id, key, WRITE, lock="delete")
     ids = _lock_subtree(issue.id)
-    # Read after the locks: what a concurrent edit inside the sub-tree left is what goes.
+    # Read after the locks: what a concurrent edit inside the sub-tree left is what goes
+    # (comments are added under a share lock of their issue, so none lands meanwhile).
     freed = db.session.scalar(select(plans.storage_expression()).where(Issue.id.in_(ids))) or 0
+    freed += (
+        db.session.scalar(select(plans.comment_storage_expression()).where(Comment.issue_id.in_(ids))) or 0
+    )
+    _record_removal(user, issue, ids)
     # Relations and labels of the whole sub-tree go with it (ON DELETE CASCADE).
     db.session.execute(
         delete(IssueRelation)
