@@ -45,7 +45,6 @@ ACTIVITY_KINDS = (
     "comment_deleted",
 )
 NOTIFICATION_KINDS = ("assigned", "mentioned", "commented", "status_changed")
-EMAIL_STATES = ("pending", "sending", "sent", "skipped", "failed")
 # Rows the sender still has to look at; the partial index below holds only these.
 EMAIL_UNSENT = text("state IN ('pending', 'sending')")
 UNREAD = text("read_at IS NULL")
@@ -153,22 +152,15 @@ class Notification(UUIDPrimaryKey, CreatedAt, db.Model):
     kind: Mapped[str] = mapped_column(String(20))
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
-    issue = relationship("Issue", lazy="raise")
-    actor = relationship("User", foreign_keys=[actor_id], lazy="raise")
-
-    @property
-    def read(self) -> bool:
-        return self.read_at is not None
-
 
 class NotificationEmail(CreatedAt, db.Model):
     """The outbox: a notification still to be e-mailed, written with it, sent later in batches.
 
-    ``flask tracker send-notifications`` claims a person's due rows (``sending``),
-    sends them as one message and marks them ``sent``; a failure puts them back
-    to ``pending`` with ``next_attempt_at`` further away, and ``failed`` after
-    the last attempt. Rows whose person turned e-mail off, or read the
-    notification first, end ``skipped``.
+    ``flask tracker send-notifications`` claims the due rows (``sending``), sends
+    each person's as one message and marks them ``sent``; a failure puts them
+    back to ``pending`` with ``next_attempt_at`` further away, and ``failed``
+    after the last attempt. Rows whose person turned e-mail off, or read the
+    notification first, end ``skipped`` (``services.tracker.notification_mail``).
     """
 
     __tablename__ = "notification_emails"
@@ -192,5 +184,3 @@ class NotificationEmail(CreatedAt, db.Model):
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     last_error: Mapped[str | None] = mapped_column(String(500), nullable=True)
-
-    notification = relationship("Notification", lazy="raise")

@@ -31,7 +31,7 @@ def list_activity(
     user: User, slug: str, project_id: uuid.UUID, key: str, page: int, per_page: int
 ) -> ActivityPage:
     """An issue's history, oldest first (the order it happened), one page at a time."""
-    issue, _ = find_issue(user, slug, project_id, key, READ)
+    issue, _ = find_issue(user, slug, project_id, key, READ, bare=True)
     per_page = min(per_page, MAX_PER_PAGE)
     total = db.session.scalar(
         select(func.count()).select_from(IssueActivity).where(IssueActivity.issue_id == issue.id)
@@ -54,7 +54,7 @@ def watch(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
     Any member may watch, viewers included: watching changes nothing but one's own inbox.
     """
     # Share-locked: the watch cannot land on an issue being deleted.
-    issue, _ = find_issue(user, slug, project_id, key, READ, lock="share")
+    issue, _ = find_issue(user, slug, project_id, key, READ, lock="share", bare=True)
     db.session.execute(
         unique.insert(IssueWatcher)
         .values(issue_id=issue.id, user_id=user.id, created_at=utcnow())
@@ -65,7 +65,7 @@ def watch(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
 def unwatch(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
     """Stop watching; not watching already is fine. The creator and the assignee still hear
     about the issue: that follows from their role in it, not from watching."""
-    issue, _ = find_issue(user, slug, project_id, key, READ)
+    issue, _ = find_issue(user, slug, project_id, key, READ, bare=True)
     db.session.execute(
         delete(IssueWatcher)
         .where(IssueWatcher.issue_id == issue.id, IssueWatcher.user_id == user.id)

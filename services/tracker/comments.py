@@ -103,13 +103,13 @@ def _find_comment(issue: Issue, comment_id: uuid.UUID) -> Comment:
 
 
 def _issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> tuple[Issue, Access]:
-    return find_issue(user, slug, project_id, key, WRITE, lock="share")
+    return find_issue(user, slug, project_id, key, WRITE, lock="share", bare=True)
 
 
 def list_comments(
     user: User, slug: str, project_id: uuid.UUID, key: str, page: int, per_page: int
 ) -> CommentPage:
-    issue, _ = find_issue(user, slug, project_id, key, READ)
+    issue, _ = find_issue(user, slug, project_id, key, READ, bare=True)
     per_page = min(per_page, MAX_PER_PAGE)
     total = db.session.scalar(select(func.count()).select_from(Comment).where(Comment.issue_id == issue.id))
     comments = db.session.scalars(

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import delete, exists, func, or_, select, update
-from sqlalchemy.orm import aliased, joinedload
+from sqlalchemy.orm import aliased, joinedload, lazyload
 
 from extensions import db
 from models.auth import User
@@ -277,11 +277,14 @@ def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> 
     return IssuePage(issues=issues, total=total, page=page, per_page=per_page)
 
 
-def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
+def _by_key(project: Project, key: str, lock: str | None = None, bare: bool = False) -> Issue:
     match = _KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found")
     query = select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
+    if bare:
+        # The row alone: status, people and labels load only if something reads them.
+        query = query.options(lazyload("*"))
     if lock == "share":
         # Held until commit: the issue cannot be deleted meanwhile (what hangs off it, a
         # comment, lands first and is counted by the delete), yet edits go on.
@@ -301,12 +304,19 @@ def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
 
 
 def find_issue(
-    user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ, lock: str | None = None
+    user: User,
+    slug: str,
+    project_id: uuid.UUID,
+    key: str,
+    need: str = READ,
+    lock: str | None = None,
+    bare: bool = False,
 ) -> tuple[Issue, Access]:
     """The issue by key; ``lock`` ("update" or "delete") for a change computed from its current values,
-    ("share") to keep it from being deleted until commit."""
+    ("share") to keep it from being deleted until commit; ``bare`` for what hangs off the issue
+    (comments, history), which needs its row and not its status, people or labels."""
     project, access = project_access(user, slug, project_id, need)
-    return _by_key(project, key, lock), access
+    return _by_key(project, key, lock, bare), access
 
 
 def relations_of(issue: Issue) -> list[IssueRelation]:

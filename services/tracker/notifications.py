@@ -120,7 +120,17 @@ def list_notifications(user: User, unread_only: bool, page: int, per_page: int) 
         if unread_only
         else db.session.scalar(select(func.count()).select_from(Notification).where(mine))
     )
-    # Columns, not entities: an issue entity would join its status, people and their stores.
+    newest_first = (Notification.created_at.desc(), Notification.id.desc())
+    # The page's ids first, from the inbox index alone (however deep the page), then
+    # their rows; columns, not entities: an issue entity would join its status and people.
+    page_ids = (
+        select(Notification.id)
+        .where(*conditions)
+        .order_by(*newest_first)
+        .limit(per_page)
+        .offset((page - 1) * per_page)
+        .subquery()
+    )
     rows = db.session.execute(
         select(
             Notification,
@@ -131,14 +141,12 @@ def list_notifications(user: User, unread_only: bool, page: int, per_page: int) 
             Workspace.slug,
             Actor.name,
         )
+        .join(page_ids, page_ids.c.id == Notification.id)
         .join(Issue, Issue.id == Notification.issue_id)
         .join(Project, Project.id == Issue.project_id)
         .join(Workspace, Workspace.id == Project.workspace_id)
         .outerjoin(Actor, Actor.id == Notification.actor_id)
-        .where(*conditions)
-        .order_by(Notification.created_at.desc(), Notification.id.desc())
-        .limit(per_page)
-        .offset((page - 1) * per_page)
+        .order_by(*newest_first)
     ).all()
     items = [
         {
