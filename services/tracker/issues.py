@@ -364,15 +364,13 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     if "title" in changes and changes["title"] is None:
         raise ValidationFailed([_field("title", "Field may not be null.")])
     _validate_references(issue.project, access, changes, issue)
-    size_before = plans.text_bytes(issue.title, issue.description)
-    size_after = plans.text_bytes(
-        changes.get("title", issue.title), changes.get("description", issue.description)
-    )
-    plans.ensure_within_limit(access.organization, "storage_bytes", size_after - size_before)
-    if size_after != size_before:
-        plans.add_storage(issue.project_id, size_after - size_before)
+    before = plans.text_bytes(issue.title, issue.description)
+    after = plans.text_bytes(changes.get("title", issue.title), changes.get("description", issue.description))
+    plans.ensure_within_limit(access.organization, "storage_bytes", after - before)
+    if after != before:
+        plans.add_storage(issue.project_id, after - before)
     reparented = "parent_id" in changes and changes["parent_id"] != issue.parent_id
-    before = activity.snapshot(issue, with_parent=reparented)
+    was = activity.snapshot(issue, with_parent=reparented)
     retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
@@ -383,14 +381,14 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         issue.priority = PRIORITY_RANK[changes["priority"]]
     if "label_ids" in changes:
         _set_labels(issue, changes["label_ids"] or [])
-    now = utcnow()
     if changes:
         # Label changes touch no issue column, so the timestamp is set here.
-        issue.updated_at = now
+        issue.updated_at = utcnow()
     db.session.flush()
     db.session.refresh(issue)
+    now = utcnow()
     changed = activity.record_changes(
-        issue, user.id, before, activity.snapshot(issue, with_parent=reparented), now
+        issue, user.id, was, activity.snapshot(issue, with_parent=reparented), now
     )
     _notify_changes(issue, user, changed, now)
     return with_detail(issue)
