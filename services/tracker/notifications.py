@@ -108,12 +108,24 @@ def deliver(issue: Issue, actor_id: uuid.UUID, audience: Audience, at: datetime 
     return len(rows)
 
 
+def unread_count(user: User) -> int:
+    """How many of my notifications are unread (the navigation's badge): the partial index alone."""
+    return (
+        db.session.scalar(
+            select(func.count())
+            .select_from(Notification)
+            .where(Notification.user_id == user.id, Notification.read_at.is_(None))
+        )
+        or 0
+    )
+
+
 def list_notifications(user: User, unread_only: bool, page: int, per_page: int) -> NotificationPage:
     """The inbox, newest first; ``unread`` counts the unread ones whatever the filter."""
     per_page = min(per_page, MAX_PER_PAGE)
     mine = Notification.user_id == user.id
     unread_condition = Notification.read_at.is_(None)
-    unread = db.session.scalar(select(func.count()).select_from(Notification).where(mine, unread_condition))
+    unread = unread_count(user)
     conditions = [mine, unread_condition] if unread_only else [mine]
     total = (
         unread
