@@ -8,6 +8,7 @@ from sqlalchemy import select
 
 from blueprints.stock.cli_batches import batches_cli
 from blueprints.stock.cli_data import demo_cli, import_cli
+from blueprints.tracker.cli import tracker_cli
 from extensions import db
 from models.auth import PAPEIS
 from models.stock import Loja
@@ -90,3 +91,4 @@ def register_commands(app: Flask) -> None:
     app.register_blueprint(import_cli)
     app.register_blueprint(demo_cli)
     app.register_blueprint(batches_cli)
+    app.register_blueprint(tracker_cli)

@@ -18,20 +18,26 @@ from models.tracker import (
     TitleTerm,
     Workspace,
 )
+from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
 
 __all__ = [
     "AcaoRecomendacao",
     "Campanha",
+    "Comment",
     "Estoque",
     "Invitation",
     "Issue",
+    "IssueActivity",
     "IssueLabel",
     "IssueRelation",
     "IssueTitleTerm",
+    "IssueWatcher",
     "Label",
     "Loja",
     "Lote",
     "Membership",
+    "Notification",
+    "NotificationEmail",
     "Organization",
     "PasswordResetToken",
     "Plan",

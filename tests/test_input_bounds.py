@@ -10,6 +10,7 @@ import schemas.stock.catalogue
 import schemas.stock.remanejamento
 import schemas.tracker.accounts
 import schemas.tracker.admin
+import schemas.tracker.collab
 import schemas.tracker.issues
 import schemas.tracker.tenancy
 from schemas.common import QuerySchema
@@ -21,6 +22,7 @@ SCHEMA_MODULES = (
     schemas.stock.remanejamento,
     schemas.tracker.accounts,
     schemas.tracker.admin,
+    schemas.tracker.collab,
     schemas.tracker.issues,
     schemas.tracker.tenancy,
 )

@@ -5,6 +5,15 @@ from __future__ import annotations
 
 def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
-    from blueprints.tracker import admin, auth, issues, tenancy
+    from blueprints.tracker import admin, auth, collab, issues, tenancy
 
-    return [auth.blp, tenancy.orgs_blp, tenancy.invitations_blp, tenancy.blp, issues.blp, admin.blp]
+    return [
+        auth.blp,
+        tenancy.orgs_blp,
+        tenancy.invitations_blp,
+        tenancy.blp,
+        issues.blp,
+        collab.blp,
+        collab.notifications_blp,
+        admin.blp,
+    ]

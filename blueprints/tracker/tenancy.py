@@ -15,6 +15,7 @@ from blueprints.common import auth_required
 from blueprints.parsing import Blueprint
 from blueprints.tracker.docs import error_responses
 from schemas.tracker.accounts import MyOrganizationList
+from schemas.tracker.collab import CreatedOrganization, OrganizationCreate
 from schemas.tracker.tenancy import (
     Invitation,
     InvitationCreate,
@@ -127,6 +128,18 @@ def invite(body, organization_id):
 def revoke_invitation(organization_id, invitation_id):
     """Withdraw a pending invitation (owners and admins)."""
     organizations.revoke_invitation(current_user, organization_id, invitation_id)
+
+
+@orgs_blp.route("", methods=["POST"])
+@auth_required()
+@orgs_blp.arguments(OrganizationCreate, error_status_code=400)
+@orgs_blp.response(201, CreatedOrganization)
+@_errors(400)
+def create_organization(body):
+    """Start an organization, as registration does: I own it, it is on the default plan
+    (`free`) with that plan's limits, and it has a default workspace named after it (its slug
+    derived from the name and made unique, like the organization's). Any signed-in account may."""
+    return organizations.create_organization(current_user, body["name"])
 
 
 @invitations_blp.route("", methods=["GET"])

@@ -83,7 +83,8 @@ def stats() -> dict:
         "projects": {"total": count(Project)},
         # Open: neither done nor cancelled.
         "issues": {"total": total_issues, "open": total_issues - done - cancelled, "done": done},
-        "storage_used_bytes": int(db.session.scalar(select(plans.storage_expression())) or 0),
+        "storage_used_bytes": int(db.session.scalar(select(plans.storage_expression())) or 0)
+        + int(db.session.scalar(select(plans.comment_storage_expression())) or 0),
     }
 
 

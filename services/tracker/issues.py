@@ -14,20 +14,22 @@ import uuid
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete, exists, func, or_, select, update
-from sqlalchemy.orm import aliased, joinedload
+from sqlalchemy.orm import aliased, joinedload, lazyload
 
 from extensions import db
 from models.auth import User
 from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import plans, search
+from services.tracker import activity, notifications, plans, search
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
 MAX_PER_PAGE = 100
 MAX_NUMBER = 2_147_483_647  # the number column is a 32-bit integer: no issue has a larger one
 Child = aliased(Issue)
+Related = aliased(Issue)
 
 
 @dataclass
@@ -174,15 +176,6 @@ def _next_number(project_id: uuid.UUID, text_bytes: int) -> int:
     ).scalar_one()
 
 
-def _add_storage(project_id: uuid.UUID, text_bytes: int) -> None:
-    db.session.execute(
-        update(Project)
-        .where(Project.id == project_id)
-        .values(storage_bytes=Project.storage_bytes + text_bytes)
-        .execution_options(synchronize_session=False)
-    )
-
-
 def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
     issue.labels = (
         list(db.session.scalars(select(Label).where(Label.id.in_(set(label_ids))))) if label_ids else []
@@ -218,6 +211,11 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     db.session.add(issue)
     _set_labels(issue, data.get("label_ids") or [])
     search.index_title(issue)
+    db.session.flush()
+    activity.record(issue.id, user.id, "created", new={"key": issue.key, "title": issue.title}, at=now)
+    if issue.parent_id is not None:
+        activity.record(issue.parent_id, user.id, "sub_issue_added", new=activity.issue_ref(issue), at=now)
+    notifications.deliver(issue, user.id, notifications.Audience().add([issue.assignee_id], "assigned"), now)
     return IssueView(issue, children_count=0)
 
 
@@ -319,12 +317,21 @@ def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> 
     return IssuePage(issues=issues, total=total, page=page, per_page=per_page)
 
 
-def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
+def _by_key(project: Project, key: str, lock: str | None = None, bare: bool = False) -> Issue:
     match = _KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found", reason="issue_not_found")
     query = select(Issue).where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
-    if lock == "update":
+    if bare:
+        # The row alone: status, people and labels load only if something reads them.
+        query = query.options(lazyload("*"))
+    if lock == "share":
+        # Held until commit: the issue cannot be deleted meanwhile (what hangs off it, a
+        # comment, lands first and is counted by the delete), yet edits go on.
+        query = query.with_for_update(of=Issue, read=True, key_share=True).execution_options(
+            populate_existing=True
+        )
+    elif lock == "update":
         # Read the row as the last committed change left it, and hold it until commit;
         # NO KEY UPDATE still lets sub-issues be created under it meanwhile.
         query = query.with_for_update(of=Issue, key_share=True).execution_options(populate_existing=True)
@@ -337,11 +344,19 @@ def _by_key(project: Project, key: str, lock: str | None = None) -> Issue:
 
 
 def find_issue(
-    user: User, slug: str, project_id: uuid.UUID, key: str, need: str = READ, lock: str | None = None
+    user: User,
+    slug: str,
+    project_id: uuid.UUID,
+    key: str,
+    need: str = READ,
+    lock: str | None = None,
+    bare: bool = False,
 ) -> tuple[Issue, Access]:
-    """The issue by key; ``lock`` ("update" or "delete") for a change computed from its current values."""
+    """The issue by key; ``lock`` ("update" or "delete") for a change computed from its current values,
+    ("share") to keep it from being deleted until commit; ``bare`` for what hangs off the issue
+    (comments, history), which needs its row and not its status, people or labels."""
     project, access = project_access(user, slug, project_id, need)
-    return _by_key(project, key, lock), access
+    return _by_key(project, key, lock, bare), access
 
 
 def issue_in_project(
@@ -402,7 +417,9 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     after = plans.text_bytes(changes.get("title", issue.title), changes.get("description", issue.description))
     plans.ensure_within_limit(access.organization, "storage_bytes", after - before)
     if after != before:
-        _add_storage(issue.project_id, after - before)
+        plans.add_storage(issue.project_id, after - before)
+    reparented = "parent_id" in changes and changes["parent_id"] != issue.parent_id
+    was = activity.snapshot(issue, with_parent=reparented)
     retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
@@ -418,7 +435,22 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         issue.updated_at = utcnow()
     db.session.flush()
     db.session.refresh(issue)
+    now = utcnow()
+    changed = activity.record_changes(
+        issue, user.id, was, activity.snapshot(issue, with_parent=reparented), now
+    )
+    _notify_changes(issue, user, changed, now)
     return with_detail(issue)
+
+
+def _notify_changes(issue: Issue, user: User, changed: set[str], now) -> None:
+    """A new assignee hears of it; a status move reaches the issue's followers."""
+    audience = notifications.Audience()
+    if "status" in changed:
+        audience.add(notifications.followers(issue), "status_changed")
+    if "assignee" in changed:
+        audience.add([issue.assignee_id], "assigned")
+    notifications.deliver(issue, user.id, audience, now)
 
 
 def _lock_subtree(root_id: uuid.UUID) -> list[uuid.UUID]:
@@ -439,12 +471,38 @@ def _lock_subtree(root_id: uuid.UUID) -> list[uuid.UUID]:
         locked.update(new)
 
 
+def _record_removal(user: User, issue: Issue, ids: list[uuid.UUID]) -> None:
+    """Issues outside the deleted sub-tree lose a sub-issue or a relation: their history says so."""
+    now = utcnow()
+    if issue.parent_id in activity.present({issue.parent_id} - {None}):
+        activity.record(issue.parent_id, user.id, "sub_issue_removed", old=activity.issue_ref(issue), at=now)
+    lost = db.session.execute(
+        select(
+            IssueRelation.issue_id, IssueRelation.type, Related.id, Related.number, Related.title, Project.key
+        )
+        .join(Related, Related.id == IssueRelation.related_issue_id)
+        .join(Project, Project.id == Related.project_id)
+        .where(IssueRelation.related_issue_id.in_(ids), IssueRelation.issue_id.not_in(ids))
+    ).all()
+    alive = activity.present({row[0] for row in lost})
+    for issue_id, relation_type, gone_id, number, title, project_key in lost:
+        if issue_id not in alive:
+            continue
+        gone = {"id": str(gone_id), "key": f"{project_key}-{number}", "title": title}
+        activity.record(issue_id, user.id, "relation_removed", field=relation_type, old=gone, at=now)
+
+
 def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None:
     """Delete the issue and every descendant (the parent foreign key cascades)."""
     issue, _ = find_issue(user, slug, project_id, key, WRITE, lock="delete")
     ids = _lock_subtree(issue.id)
-    # Read after the locks: what a concurrent edit inside the sub-tree left is what goes.
+    # Read after the locks: what a concurrent edit inside the sub-tree left is what goes
+    # (comments are added under a share lock of their issue, so none lands meanwhile).
     freed = db.session.scalar(select(plans.storage_expression()).where(Issue.id.in_(ids))) or 0
+    freed += (
+        db.session.scalar(select(plans.comment_storage_expression()).where(Comment.issue_id.in_(ids))) or 0
+    )
+    _record_removal(user, issue, ids)
     # Relations and labels of the whole sub-tree go with it (ON DELETE CASCADE).
     db.session.execute(
         delete(IssueRelation)

@@ -20,8 +20,24 @@ from models.tracker import Invitation, Membership, Organization
 from services import unique
 from services.auth import normalize_email
 from services.errors import ConflictError, ForbiddenError, NotFoundError
-from services.tracker import plans
+from services.tracker import accounts, notifications, plans
 from services.tracker.access import MANAGE, READ, organization_access
+
+
+def create_organization(user: User, name: str) -> dict:
+    """A signed-in person starts an organization, as registration does: they own it, it is on
+    the default plan, and it has a workspace named after it."""
+    organization = accounts.create_organization(name, user)
+    workspace = accounts.create_workspace(organization, name)
+    return {
+        "id": organization.id,
+        "name": organization.name,
+        "slug": organization.slug,
+        "role": "owner",
+        "plan": organization.plan_id,
+        "suspended": organization.suspended,
+        "workspace": workspace,
+    }
 
 
 def get_organization(user: User, organization_id: uuid.UUID) -> tuple[Organization, str]:
@@ -82,6 +98,8 @@ def remove_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID) 
     if membership.role == "owner" and _owner_count(organization_id) <= 1:
         raise ConflictError("An organization needs at least one owner", reason="last_owner")
     db.session.delete(membership)
+    # Their inbox and watches no longer show this organization's issues.
+    notifications.forget_member(organization_id, member_id)
     db.session.flush()
 
 

@@ -5,20 +5,23 @@ the plan is assigned, so editing a plan never changes what organizations
 already on it may do. Usage is always computed from the data.
 
 Storage is the bytes (UTF-8) of what members write: issue titles and
-descriptions. ``storage_expression`` computes it from the issues (the admin
+descriptions, and comments. ``storage_expression`` and
+``comment_storage_expression`` compute it from the data (the admin
 statistics); the limit checks read the per-project ``storage_bytes`` and
-``issue_count`` counters, which the statements writing issues keep in step.
+``issue_count`` counters, which the statements writing issues and comments
+keep in step (``add_storage``).
 """
 
 from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import LargeBinary, cast, func, select
+from sqlalchemy import LargeBinary, cast, func, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from extensions import db
 from models.tracker import FEATURE_NAMES, LIMIT_NAMES, Issue, Membership, Organization, Plan, Project
+from models.tracker_collab import Comment
 from services import unique
 from services.errors import FieldError, NotFoundError, PlanLimitError, ValidationFailed
 
@@ -34,6 +37,20 @@ def _byte_length(column) -> ColumnElement:
 
 def storage_expression() -> ColumnElement:
     return func.coalesce(func.sum(_byte_length(Issue.title) + _byte_length(Issue.description)), 0)
+
+
+def comment_storage_expression() -> ColumnElement:
+    return func.coalesce(func.sum(_byte_length(Comment.body)), 0)
+
+
+def add_storage(project_id: uuid.UUID, text_bytes: int) -> None:
+    """Count ``text_bytes`` more (or fewer, when negative) in the project's storage counter."""
+    db.session.execute(
+        update(Project)
+        .where(Project.id == project_id)
+        .values(storage_bytes=Project.storage_bytes + text_bytes)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def text_bytes(*texts: str | None) -> int:

@@ -15,9 +15,11 @@ from sqlalchemy import delete, or_, select
 
 from extensions import db
 from models.auth import User
+from models.base import utcnow
 from models.tracker import INVERSE_RELATION, Issue, IssueRelation
 from services import unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
+from services.tracker import activity
 from services.tracker.access import WRITE
 from services.tracker.issues import find_issue
 
@@ -86,15 +88,36 @@ def create_relation(
     # and the unique key refuses the later one (409).
     with unique.or_conflict():
         db.session.add_all(sorted([relation, inverse], key=lambda row: row.issue_id))
+    now = utcnow()
+    for row, other in ((relation, related), (inverse, issue)):
+        activity.record(
+            row.issue_id, user.id, "relation_added", field=row.type, new=activity.issue_ref(other), at=now
+        )
     return relation
 
 
 def delete_relation(user: User, slug: str, project_id: uuid.UUID, key: str, relation_id: uuid.UUID) -> None:
     """Delete a relation of this issue together with its inverse."""
-    issue, _ = find_issue(user, slug, project_id, key, WRITE)
-    relation = db.session.get(IssueRelation, relation_id)
+    # Share-locked: the history written on it below cannot race its deletion.
+    issue, _ = find_issue(user, slug, project_id, key, WRITE, lock="share")
+    # Locked: of two deletes at once, the second finds it gone (404) and writes no history.
+    relation = db.session.scalar(
+        select(IssueRelation)
+        .where(IssueRelation.id == relation_id)
+        .with_for_update(of=IssueRelation)
+        .execution_options(populate_existing=True)
+    )
     if relation is None or relation.issue_id != issue.id:
         raise NotFoundError("Relation not found", reason="relation_not_found")
+    now = utcnow()
+    related = relation.related_issue
+    sides = [(issue, relation.type, related)]
+    if activity.present({related.id}):
+        sides.append((related, INVERSE_RELATION[relation.type], issue))
+    for subject, kind, other in sides:
+        activity.record(
+            subject.id, user.id, "relation_removed", field=kind, old=activity.issue_ref(other), at=now
+        )
     db.session.execute(
         delete(IssueRelation)
         .where(IssueRelation.pair_id == relation.pair_id)
