@@ -128,7 +128,16 @@ def test_blueprints_and_services_import_without_cycles():
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, (path, tree) in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        # Imports for annotations only (``if TYPE_CHECKING:``) never run: not an edge.
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+            for inner in ast.walk(node)
+        }
         for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             targets = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]

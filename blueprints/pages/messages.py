@@ -73,6 +73,9 @@ REASON_TEXT = {
     "already_related": _l("Essas issues já estão relacionadas."),
     "blocking_cycle": _l("Isso criaria um ciclo de bloqueios."),
     "relation_not_found": _l("Relação não encontrada."),
+    "comment_not_found": _l("Comentário não encontrado."),
+    "comment_edit_author_only": _l("Só o autor pode editar um comentário."),
+    "comment_delete_forbidden": _l("Só o autor, um dono ou um admin pode excluir um comentário."),
     # platform administration
     "user_not_found": _l("Usuário não encontrado."),
     "self_ban": _l("Você não pode bloquear nem rebaixar a si mesmo."),

@@ -98,7 +98,7 @@ def _find_comment(issue: Issue, comment_id: uuid.UUID) -> Comment:
         .execution_options(populate_existing=True)
     )
     if comment is None:
-        raise NotFoundError("Comment not found")
+        raise NotFoundError("Comment not found", reason="comment_not_found")
     return comment
 
 
@@ -147,7 +147,7 @@ def update_comment(
     issue, access = _issue(user, slug, project_id, key)
     comment = _find_comment(issue, comment_id)
     if comment.author_id != user.id:
-        raise ForbiddenError("Only its author can edit a comment")
+        raise ForbiddenError("Only its author can edit a comment", reason="comment_edit_author_only")
     if body == comment.body:
         return comment
     growth = plans.text_bytes(body) - plans.text_bytes(comment.body)
@@ -173,7 +173,9 @@ def delete_comment(user: User, slug: str, project_id: uuid.UUID, key: str, comme
     issue, access = _issue(user, slug, project_id, key)
     comment = _find_comment(issue, comment_id)
     if comment.author_id != user.id and access.role not in MANAGER_ROLES:
-        raise ForbiddenError("Only its author, an owner or an admin can delete a comment")
+        raise ForbiddenError(
+            "Only its author, an owner or an admin can delete a comment", reason="comment_delete_forbidden"
+        )
     plans.add_storage(issue.project_id, -plans.text_bytes(comment.body))
     activity.record(issue.id, user.id, "comment_deleted", old={"id": str(comment.id)})
     db.session.delete(comment)

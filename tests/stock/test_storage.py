@@ -9,8 +9,8 @@ from extensions import db
 from models.remanejamento import Recomendacao
 from services.stock import storage
 from tests.factories import auth_headers, make_user
+from tests.stock.support import API
 from tests.stock.test_batches import ON, build_network, generate
-from tests.stock.test_batches_support import API
 
 
 @pytest.fixture
