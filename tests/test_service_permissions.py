@@ -60,3 +60,24 @@ def test_tracker_services_refuse_members_and_strangers(ctx):
         organizations.invite(stranger, organization.id, "x@giro.test", "member")
     with pytest.raises(NotFoundError):
         workspaces.create_project(stranger, workspace.slug, {"name": "P", "key": "PP", "description": None})
+
+
+def test_platform_administration_refuses_anyone_but_a_superadmin(ctx):
+    from services.tracker import admin
+
+    someone = make_user(papel="admin")  # a stock admin is no platform administrator
+    organization = accounts.create_organization("Loja", someone)
+    workspace = accounts.create_workspace(organization, "Loja")
+    calls = [
+        lambda: admin.stats(someone),
+        lambda: admin.list_users(someone, {}),
+        lambda: admin.update_user(someone, someone.id, {"superadmin": True}),
+        lambda: admin.list_organizations(someone, {}),
+        lambda: admin.update_organization(someone, organization.id, {"suspended": True}),
+        lambda: admin.list_workspaces(someone, {}),
+        lambda: admin.update_workspace(someone, workspace.id, {"name": "Outro"}),
+    ]
+    for call in calls:
+        with pytest.raises(ForbiddenError):
+            call()
+    assert (someone.superadmin, organization.suspended, workspace.name) == (False, False, "Loja")

@@ -121,7 +121,7 @@ def _edited(
 @blp.route("/")
 @superadmin_page
 def stats():
-    figures = admin.stats()
+    figures = admin.stats(current_user)
     plan_names = {plan.id: plan.name for plan in plans.list_plans()}
     issues = figures["issues"]
     charts = {
@@ -151,7 +151,7 @@ def stats():
 @superadmin_page
 def users():
     query, errors = _query(UserQuery, ("q", "page"))
-    page = admin.list_users(query)
+    page = admin.list_users(current_user, query)
     return render_page(
         "admin/users.html",
         "user_rows",
@@ -187,7 +187,7 @@ def update_user(user_id: uuid.UUID):
 @superadmin_page
 def organizations():
     query, errors = _query(OrganizationQuery, ("q", "plan", "page"))
-    page = admin.list_organizations(query)
+    page = admin.list_organizations(current_user, query)
     return render_page(
         "admin/organizations.html",
         "org_rows",
@@ -206,7 +206,7 @@ def organizations():
 def update_organization(organization_id: uuid.UUID):
     form = {k: request.form[k] for k in ("plan", "suspended") if k in request.form}
     try:
-        row = admin.update_organization(organization_id, AdminOrganizationUpdate().load(form))
+        row = admin.update_organization(current_user, organization_id, AdminOrganizationUpdate().load(form))
     except (ValidationError, DomainError) as exc:
         refusal = _refused(exc)
         return _edited(
@@ -296,7 +296,7 @@ def update_plan(plan_id: str):
 @superadmin_page
 def workspaces():
     query, errors = _query(WorkspaceQuery, ("q", "organization_id", "page"))
-    page = admin.list_workspaces(query)
+    page = admin.list_workspaces(current_user, query)
     organizations = admin.organizations_by_id(
         [row["organization_id"] for row in page.items] + [query.get("organization_id")]
     )
@@ -319,7 +319,7 @@ def update_workspace(workspace_id: uuid.UUID):
     form = {k: request.form.get(k, "").strip() for k in ("name", "slug")}
     try:
         row = admin.update_workspace(
-            workspace_id, AdminWorkspaceUpdate().load({k: v for k, v in form.items() if v})
+            current_user, workspace_id, AdminWorkspaceUpdate().load({k: v for k, v in form.items() if v})
         )
     except (ValidationError, DomainError) as exc:
         refusal = _refused(exc)

@@ -60,7 +60,7 @@ def stats():
     status is neither `done` nor `cancelled`. `storage_used_bytes`: UTF-8
     bytes of every issue title and description.
     """
-    return admin.stats()
+    return admin.stats(current_user)
 
 
 @blp.route("/users", methods=["GET"])
@@ -70,7 +70,7 @@ def stats():
 def list_users(query):
     """Every account, newest first; `q` searches name and e-mail. `per_page` defaults to 50,
     clamped to 100."""
-    return _paged(admin.list_users(query), "users")
+    return _paged(admin.list_users(current_user, query), "users")
 
 
 @blp.route("/users/<uuid:user_id>", methods=["PATCH"])
@@ -91,7 +91,7 @@ def update_user(body, user_id):
 @blp.response(200, AdminOrganizationPage)
 def list_organizations(query):
     """Every organization, newest first; filter by `plan`, search name or slug with `q`."""
-    return _paged(admin.list_organizations(query), "organizations")
+    return _paged(admin.list_organizations(current_user, query), "organizations")
 
 
 @blp.route("/organizations/<uuid:organization_id>", methods=["PATCH"])
@@ -104,7 +104,7 @@ def update_organization(body, organization_id):
     """Change plan, suspension or name. Giving a `plan` (even the current one) copies that
     plan's limits and features as they are now; a suspended organization answers 403
     `ORGANIZATION_SUSPENDED` to its members."""
-    return admin.update_organization(organization_id, body)
+    return admin.update_organization(current_user, organization_id, body)
 
 
 @blp.route("/workspaces", methods=["GET"])
@@ -113,7 +113,7 @@ def update_organization(body, organization_id):
 @blp.response(200, AdminWorkspacePage)
 def list_workspaces(query):
     """Every workspace, newest first; filter by `organization_id`, search with `q`."""
-    return _paged(admin.list_workspaces(query), "workspaces")
+    return _paged(admin.list_workspaces(current_user, query), "workspaces")
 
 
 @blp.route("/workspaces/<uuid:workspace_id>", methods=["PATCH"])
@@ -124,7 +124,7 @@ def list_workspaces(query):
 @blp.alt_response(409, schema=TrackerError, description="Slug taken")
 def update_workspace(body, workspace_id):
     """Rename a workspace or change its slug (unique platform-wide)."""
-    return admin.update_workspace(workspace_id, body)
+    return admin.update_workspace(current_user, workspace_id, body)
 
 
 @blp.route("/plans", methods=["GET"])

@@ -54,7 +54,9 @@ def _paginate(query: Select, args: dict) -> Page:
     return Page(items=items, total=total, page=page, per_page=per_page)
 
 
-def stats() -> dict:
+def stats(actor: User) -> dict:
+    require_superadmin(actor)
+
     def count(model, *where) -> int:
         return db.session.scalar(select(func.count()).select_from(model).where(*where)) or 0
 
@@ -108,7 +110,8 @@ def _organization_count(user_id: uuid.UUID) -> int:
     )
 
 
-def list_users(args: dict) -> Page:
+def list_users(actor: User, args: dict) -> Page:
+    require_superadmin(actor)
     memberships = select(func.count()).where(Membership.user_id == User.id).correlate(User).scalar_subquery()
     query = select(User, memberships).order_by(User.created_at.desc(), User.email)
     condition = contains_any(args.get("q"), User.name, User.email)
@@ -145,6 +148,7 @@ def user_row(user_id: uuid.UUID) -> dict:
 
 def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> dict:
     """Ban or unban, grant or take superadmin. Nobody bans or demotes themselves."""
+    require_superadmin(admin)
     user = _user(user_id)
     if user.id == admin.id and (changes.get("banned") is True or changes.get("superadmin") is False):
         raise ForbiddenError("You cannot ban or demote yourself", reason="self_ban")
@@ -190,7 +194,8 @@ def _org_counts():
     return members, issues
 
 
-def list_organizations(args: dict) -> Page:
+def list_organizations(actor: User, args: dict) -> Page:
+    require_superadmin(actor)
     members, issues = _org_counts()
     query = select(Organization, members, issues).order_by(Organization.created_at.desc(), Organization.slug)
     if args.get("plan"):
@@ -223,8 +228,9 @@ def organizations_by_id(organization_ids) -> dict[uuid.UUID, Organization]:
     return {org.id: org for org in db.session.scalars(select(Organization).where(Organization.id.in_(ids)))}
 
 
-def update_organization(organization_id: uuid.UUID, changes: dict) -> dict:
+def update_organization(actor: User, organization_id: uuid.UUID, changes: dict) -> dict:
     """Change plan (copying the plan's current limits) and suspension."""
+    require_superadmin(actor)
     organization = _existing(
         Organization, organization_id, "Organization not found", not_found_reason="organization_not_found"
     )
@@ -268,7 +274,8 @@ def _workspace_counts():
     return projects, issues
 
 
-def list_workspaces(args: dict) -> Page:
+def list_workspaces(actor: User, args: dict) -> Page:
+    require_superadmin(actor)
     projects, issues = _workspace_counts()
     query = select(Workspace, projects, issues).order_by(Workspace.created_at.desc(), Workspace.slug)
     if args.get("organization_id"):
@@ -293,7 +300,8 @@ def workspace_row(workspace_id: uuid.UUID) -> dict:
     )
 
 
-def update_workspace(workspace_id: uuid.UUID, changes: dict) -> dict:
+def update_workspace(actor: User, workspace_id: uuid.UUID, changes: dict) -> dict:
+    require_superadmin(actor)
     workspace = _existing(
         Workspace, workspace_id, "Workspace not found", not_found_reason="workspace_not_found"
     )
