@@ -6,6 +6,7 @@ FLASK    = $(BIN)/flask --app app
 HOST    ?= 127.0.0.1
 PORT    ?= 8000
 WORKERS ?= 3
+JOB_WORKERS ?= 2
 
 .PHONY: install browser run test test-sqlite test-postgres lint migrate demo bench clean
 
@@ -38,9 +39,16 @@ migrate: install
 demo: migrate
 	$(FLASK) demo load --if-empty
 
+# Without REDIS_URL, jobs run in threads of the web processes; with it, JOB_WORKERS RQ workers
+# start next to gunicorn and stop with it.
 run: demo
 	@echo "Giro on http://$(HOST):$(PORT)  (remanejamento API /api/v1/docs, tracker API /tracker/api/v1/docs)"
-	$(BIN)/gunicorn "app:create_app()" --bind $(HOST):$(PORT) --workers $(WORKERS) --access-logfile -
+	@if [ -n "$$REDIS_URL" ]; then \
+	  echo "REDIS_URL set: starting $(JOB_WORKERS) job worker(s)"; \
+	  for i in $$(seq $(JOB_WORKERS)); do $(FLASK) worker --name "make-run-$$$$-$$i" & done; \
+	  trap 'kill $$(jobs -p) 2>/dev/null; wait' EXIT INT TERM; \
+	fi; \
+	$(BIN)/gunicorn "app:create_app()" --bind $(HOST):$(PORT) --workers $(WORKERS)
 
 # The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on that database.
 test: install browser

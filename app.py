@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import uuid
@@ -27,6 +26,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.request_class = Request
     app.config.from_object(Config)
     app.config.update(overrides or {})
+    if app.testing and "JOBS_EAGER" not in (overrides or {}):
+        app.config["JOBS_EAGER"] = True  # the suite runs jobs inline, inside its own transaction
     Config.check(app.config)
     security.harden_cookies(app.config)
     app.url_map.converters["uuid"] = LenientUUIDConverter
@@ -44,8 +45,10 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
 
 
 def register_logging(app: Flask) -> None:
+    import observability
+
     if not app.debug and not app.testing:
-        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        observability.configure_logging(app.config["LOG_FORMAT"], app.config["LOG_LEVEL"])
 
 
 def register_extensions(app: Flask) -> None:
@@ -64,10 +67,22 @@ def register_extensions(app: Flask) -> None:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
 
 
-def _select_locale() -> str:
-    from flask import request
+# Endpoints that take files larger than MAX_CONTENT_LENGTH (IMPORT_MAX_CONTENT_LENGTH).
+LARGE_BODY_ENDPOINTS = frozenset({"stock_admin.upload_import"})
 
-    return request.accept_languages.best_match(["pt_BR", "en"], default="pt_BR") if request else "pt_BR"
+
+def _select_locale() -> str:
+    """pt-BR for everyone: the pages' text is Portuguese, so numbers and dates follow it
+    whatever the browser's Accept-Language says, unless the account chose a language
+    (``preferencias.idioma``)."""
+    from flask_jwt_extended import get_current_user
+
+    try:
+        user = get_current_user()
+    except RuntimeError:
+        user = None
+    idioma = getattr(user, "idioma", None)
+    return idioma.replace("-", "_") if idioma else "pt_BR"
 
 
 def register_database_hooks(app: Flask) -> None:
@@ -114,8 +129,14 @@ def _plan_every_query_for_its_values(engine) -> None:
 
 
 def _is_write_request() -> bool:
+    """A request that may write, or a background job (jobs write, and on SQLite a deferred
+    transaction that reads first cannot become a writer while another one writes)."""
     from flask import has_request_context, request
 
+    from services.jobs import current_job_id
+
+    if current_job_id.get() is not None:
+        return True
     return has_request_context() and request.method not in SAFE_METHODS
 
 
@@ -198,6 +219,8 @@ def register_request_lifecycle(app: Flask) -> None:
         # Refused from the declared length, before the view (or the sign-in throttle) reads it;
         # a chunked body is cut at the same limit while it is read.
         limit = app.config["MAX_CONTENT_LENGTH"]
+        if request.endpoint in LARGE_BODY_ENDPOINTS:
+            limit = request.max_content_length = app.config["IMPORT_MAX_CONTENT_LENGTH"]
         if limit is not None and (request.content_length or 0) > limit:
             raise RequestEntityTooLarge(f"Request body larger than {limit} bytes")
 
@@ -227,6 +250,9 @@ def register_request_lifecycle(app: Flask) -> None:
         return response
 
     security.register(app)
+    import observability
+
+    observability.register(app)
 
 
 def _init_api(app: Flask, api, service: str) -> str:

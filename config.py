@@ -92,11 +92,36 @@ class Config:
     SMTP_PASSWORD = os.environ.get("SMTP_PASSWORD") or None
     SMTP_STARTTLS = _bool("SMTP_STARTTLS", True)
     MAIL_FROM = os.environ.get("MAIL_FROM", "Giro <no-reply@giro.local>")
+    # Account e-mails (confirmation, reset) leave from a background job, after the request commits.
+    MAIL_VIA_JOBS = _bool("MAIL_VIA_JOBS", True)
 
     REDIS_URL = os.environ.get("REDIS_URL") or None
     # Brute-force protection: failed sign-ins per address and e-mail, reset requests per address.
     RATELIMIT_STORAGE_URI = REDIS_URL or "memory://"
     RATELIMIT_HEADERS_ENABLED = True
+    # Redis down: each process counts sign-in failures in memory meanwhile, unless
+    # LOGIN_THROTTLE_FAIL_CLOSED asks to refuse sign-ins (503) until Redis answers again.
+    RATELIMIT_IN_MEMORY_FALLBACK_ENABLED = True
+    RATELIMIT_SWALLOW_ERRORS = True
+    LOGIN_THROTTLE_FAIL_CLOSED = _bool("LOGIN_THROTTLE_FAIL_CLOSED", False)
+
+    # Background jobs (services/jobs.py): RQ workers on REDIS_URL, else threads of this process.
+    JOBS_QUEUE = os.environ.get("JOBS_QUEUE", "giro")
+    JOBS_THREADS = int(os.environ.get("JOBS_THREADS", "2"))
+    JOBS_TIMEOUT = int(os.environ.get("JOBS_TIMEOUT", "3600"))  # seconds one job step may run
+    JOBS_STALE_AFTER = int(os.environ.get("JOBS_STALE_AFTER", "900"))  # silent this long: its worker is lost
+    JOBS_SPOOL_DIR = os.environ.get("JOBS_SPOOL_DIR") or str(BASE_DIR / "instance" / "jobs")
+    JOBS_PARTITION_CELLS = int(os.environ.get("JOBS_PARTITION_CELLS", "2000000"))
+    JOBS_MAX_PARTITIONS = int(os.environ.get("JOBS_MAX_PARTITIONS", "16"))
+    JOBS_REDIS_FALLBACK = _bool("JOBS_REDIS_FALLBACK", True)
+    JOBS_KEEP_DAYS = int(os.environ.get("JOBS_KEEP_DAYS", "30"))  # finished jobs' records
+    JOBS_EAGER = False  # run jobs inline in the caller's thread (the test suite)
+
+    # Observability (observability.py).
+    LOG_FORMAT = os.environ.get("LOG_FORMAT", "json")
+    LOG_LEVEL = os.environ.get("LOG_LEVEL", "INFO")
+    LOG_REQUESTS = _bool("LOG_REQUESTS", True)
+    METRICS_TOKEN = os.environ.get("METRICS_TOKEN") or None
     LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per 15 minutes")
     PASSWORD_RESET_RATE_LIMIT = os.environ.get("PASSWORD_RESET_RATE_LIMIT", "5 per hour")
     # Reverse proxies in front of the app whose X-Forwarded-For is trusted (0 = none).
@@ -121,6 +146,8 @@ class Config:
     # 2 MiB holds the largest legitimate body (a 100,000-character Markdown description,
     # even written as \uXXXX escapes) with room to spare.
     MAX_CONTENT_LENGTH = int(os.environ.get("MAX_CONTENT_LENGTH") or 2 * 1024 * 1024)
+    # The admin's CSV upload page takes files this large (the CLI has no limit).
+    IMPORT_MAX_CONTENT_LENGTH = int(os.environ.get("IMPORT_MAX_CONTENT_LENGTH") or 200 * 1024 * 1024)
 
     @classmethod
     def check(cls, config: dict) -> None:

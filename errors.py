@@ -239,8 +239,14 @@ def handle_unexpected(exc: Exception):
     if isinstance(exc, HTTPException):
         return handle_http_exception(exc)
     log.exception("Unhandled error on %s %s", request.method, request.path)
-    message = "Erro interno" if service_of(request.path) == STOCK else "Internal server error"
-    return error_response(500, "INTERNAL_ERROR", message)
+    from observability import request_id
+
+    # The request id lets a user's report find the logged stack trace: the stock dialect
+    # quotes it in ``detail`` (its only member), the tracker's in its own ``request_id``.
+    rid = request_id()
+    if service_of(request.path) == STOCK:
+        return error_response(500, "INTERNAL_ERROR", f"Erro interno (request id {rid})")
+    return error_response(500, "INTERNAL_ERROR", "Internal server error", extra={"request_id": rid})
 
 
 def register_error_handlers(app: Flask) -> None:

@@ -16,7 +16,17 @@ Then it times, with a real bearer token through the Flask test client:
 - the inbox of the member with 10,000 notifications: first page, unread only,
   and a page deep in the list;
 - creating a comment on the busy issue that notifies 10 people (creator,
-  assignee and watchers), e-mail queued in the outbox, not sent.
+  assignee and watchers), e-mail queued in the outbox, not sent;
+- the PAGES, signed in through the login page (cookie session), rendered by
+  Jinja with everything they read: the busy issue's page (details, members,
+  labels, relations, sub-issues and its timeline, comments rendered from
+  Markdown and sanitised, interleaved with the history: the newest 50 entries,
+  older ones on request), the older entries' htmx fragment, and the inbox page
+  of the member with 10,000 notifications (all, unread only, a deep page),
+  with the unread count of the navigation.
+
+``--pages-only`` skips the API figures. Targets: the issue page under 100 ms
+and the inbox page under 50 ms at the median.
 """
 
 from __future__ import annotations
@@ -273,6 +283,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--reload", action="store_true", help="load the data set again")
+    parser.add_argument("--pages-only", action="store_true", help="time only the pages")
     args = parser.parse_args()
 
     url = normalize_database_url(args.database_url)
@@ -302,6 +313,56 @@ def main() -> None:
     with app.app_context():
         clock = StatementClock(db.engine)
     print(f"\n{'scenario':<76} {'median':>8} {'p95':>8} {'in SQL':>8}")
+    time_pages(app, clock, project, busy_issue(url, project), reader_email(url, reader_id), args.runs)
+    if not args.pages_only:
+        time_api(client, clock, url, args.runs, owner, reader, owner_id, issue_path)
+
+    print(
+        f"\n{args.runs} timed requests each (reads after 3 warm-up requests); Flask test client "
+        "(API: bearer token; pages: the login page's cookie)."
+    )
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load} (other work on the machine inflates the figures)"
+    )
+    print(f"date {date.today().isoformat()}, PostgreSQL at {url.split('@')[-1]}")
+
+
+def time_pages(app, clock: StatementClock, project, key: str, reader: str, runs: int) -> None:
+    """The issue page and the inbox page, as a browser asks for them."""
+
+    def signed_in(email: str):
+        browser = app.test_client()
+        response = browser.post("/login", data={"email": email, "senha": base.PASSWORD})
+        assert response.status_code == 302, response.get_data(as_text=True)[:500]
+        return browser
+
+    owner, inbox_reader = signed_in(base.OWNER_EMAIL), signed_in(reader)
+    page = f"/tracker/w/{base.SLUG}/p/{project.id}/issues/{key}"
+    fragment = {"HX-Request": "true"}
+    scenarios = (
+        ("page: busy issue (200 comments; timeline: newest 50 of 401)", owner, page, {}),
+        ("page: its older timeline entries, next 50 (htmx fragment)", owner, page + "/timeline?skip=50", fragment),
+        ("page: inbox of 10,000, first page (50), with the nav's unread count", inbox_reader, "/tracker/notifications", {}),
+        ("page: inbox of 10,000, unread only", inbox_reader, "/tracker/notifications?unread=1", {}),
+        ("page: inbox of 10,000, page 100 (htmx fragment)", inbox_reader, "/tracker/notifications?page=100", fragment),
+    )  # fmt: skip
+    for name, browser, path, headers in scenarios:
+        cpu: list[float] = []
+
+        def send(browser=browser, path=path, headers=headers, cpu=cpu):
+            began = time.process_time()
+            response = browser.get(path, headers=headers)
+            cpu.append((time.process_time() - began) * 1000)
+            return response
+
+        samples, in_sql, response = timed(clock, send, runs)
+        # This process's CPU time (the app's Python, not the database's): what a busy machine inflates least.
+        app_cpu = statistics.median(cpu[-runs:])
+        report(name, samples, in_sql, f"app CPU {app_cpu:.1f}ms, {len(response.get_data()) // 1024} KiB")
+
+
+def time_api(client, clock: StatementClock, url: str, runs: int, owner, reader, owner_id, issue_path) -> None:
     page_reads = [("issue", issue_path, {})]
     for name, path in (("comments", issue_path + "/comments"), ("timeline", issue_path + "/activity")):
         total = client.get(path, query_string={"per_page": 1}, headers=owner).get_json()["total"]
@@ -310,12 +371,12 @@ def main() -> None:
             page_reads.append(
                 (f"{name} {page * 100 - 99}-{last} of {total}", path, {"per_page": 100, "page": page})
             )
-    totals, sql_totals = [0.0] * args.runs, [0.0] * args.runs
+    totals, sql_totals = [0.0] * runs, [0.0] * runs
     for name, path, query in page_reads:
         samples, in_sql, _ = timed(
             clock,
             lambda path=path, query=query: client.get(path, query_string=query, headers=owner),
-            args.runs,
+            runs,
         )
         totals = [t + s for t, s in zip(totals, samples, strict=True)]
         sql_totals = [t + s for t, s in zip(sql_totals, in_sql, strict=True)]
@@ -330,7 +391,7 @@ def main() -> None:
         samples, in_sql, response = timed(
             clock,
             lambda query=query: client.get(f"{base.API}/notifications", query_string=query, headers=reader),
-            args.runs,
+            runs,
         )
         body = response.get_json()
         report(name, samples, in_sql, f"total {body['total']:,}, unread {body['unread']:,}")
@@ -347,7 +408,7 @@ def main() -> None:
         created.append(response.get_json()["id"])
         return response
 
-    samples, in_sql, _ = timed(clock, create, args.runs, warm_up=0)
+    samples, in_sql, _ = timed(clock, create, runs, warm_up=0)
     report(f"create a comment notifying {FOLLOWERS} people (e-mail queued, not sent)", samples, in_sql)
     for comment_id in created:
         assert client.delete(f"{issue_path}/comments/{comment_id}", headers=owner).status_code == 204
@@ -358,15 +419,6 @@ def main() -> None:
         )
         conn.execute("DELETE FROM issue_activity WHERE id > %s", (last_entry,))
         conn.commit()
-
-    print(
-        f"\n{args.runs} timed requests each (reads after 3 warm-up requests); Flask test client, bearer token."
-    )
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
-    print(
-        f"machine: {os.cpu_count()} CPUs, load average {load} (other work on the machine inflates the figures)"
-    )
-    print(f"date {date.today().isoformat()}, PostgreSQL at {url.split('@')[-1]}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import click
 from flask import Blueprint, Flask
 from sqlalchemy import select
 
+from blueprints.cli_jobs import jobs_cli, worker_cli
 from blueprints.stock.cli_batches import batches_cli
 from blueprints.stock.cli_data import demo_cli, import_cli
 from blueprints.tracker.cli import tracker_cli
@@ -92,3 +93,5 @@ def register_commands(app: Flask) -> None:
     app.register_blueprint(demo_cli)
     app.register_blueprint(batches_cli)
     app.register_blueprint(tracker_cli)
+    app.register_blueprint(jobs_cli)
+    app.register_blueprint(worker_cli)

@@ -12,6 +12,7 @@ from flask_smorest import Blueprint
 from jwt.exceptions import PyJWTError
 
 from extensions import TOKEN_REQUIREMENT, limiter
+from services.errors import DomainError
 from services.stock.access import ensure_stock_access
 
 # Each API documents this requirement with its own security scheme (see ``extensions.ErrorResponses``).
@@ -78,12 +79,29 @@ def login_throttle(view):
     Only failed attempts count (401), so a person who signs in correctly is never slowed down.
     """
     # One budget shared by every sign-in form (both APIs and the login page).
-    return limiter.shared_limit(
+    limited = limiter.shared_limit(
         lambda: current_app.config["LOGIN_RATE_LIMIT"],
         scope="login",
         key_func=_address_and_email,
         deduct_when=lambda response: response.status_code == 401,
     )(view)
+
+    @wraps(limited)
+    def guarded(*args, **kwargs):
+        # Redis down: the limiter counts in memory meanwhile, or, when configured so,
+        # this sign-in is refused (503) until Redis answers again.
+        if current_app.config["LOGIN_THROTTLE_FAIL_CLOSED"]:
+            from services.job_queue import redis_ok
+
+            if redis_ok() is False:
+                raise DomainError(
+                    "Entrar está indisponível por alguns instantes; tente de novo",
+                    "SERVICE_UNAVAILABLE",
+                    503,
+                )
+        return limited(*args, **kwargs)
+
+    return guarded
 
 
 def reset_throttle(view):

@@ -1,6 +1,7 @@
 """Every model, imported so that Alembic and the app see one metadata."""
 
 from models.auth import PasswordResetToken, RefreshToken, User
+from models.jobs import Job
 from models.remanejamento import AcaoRecomendacao, Lote, Recomendacao
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from models.tracker import (
@@ -32,6 +33,7 @@ __all__ = [
     "IssueRelation",
     "IssueTitleTerm",
     "IssueWatcher",
+    "Job",
     "Label",
     "Loja",
     "Lote",

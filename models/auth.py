@@ -57,6 +57,8 @@ class User(UUIDPrimaryKey, CreatedAt, db.Model):
     notif_email: Mapped[bool] = mapped_column(Boolean, default=True)
     notif_push: Mapped[bool] = mapped_column(Boolean, default=False)
     digest_semanal: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Formats numbers and dates on the pages; None: pt-BR, whatever the browser says.
+    idioma: Mapped[str | None] = mapped_column(String(10), nullable=True)
 
     loja = relationship("Loja", lazy="joined")
 

@@ -123,7 +123,39 @@ class RegrasRemanejamento(db.Model):
     lojas_bloqueadas: Mapped[list[str]] = mapped_column(JSON, default=list)
     marcas_bloqueadas: Mapped[list[str]] = mapped_column(JSON, default=list)
     cadence: Mapped[str] = mapped_column(String(20), default="semanal")
+    # thousandths of an expected unit sold per shipment and per km (services.stock.rules)
+    custo_envio: Mapped[int] = mapped_column(Integer, default=300, server_default="300")
+    custo_km: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
     updated_by_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
     )
+
+
+class ImportLog(UUIDPrimaryKey, db.Model):
+    """One CSV import, from the CLI or the admin page: what file, how many rows, by whom,
+    and why it was rejected (a rejected file wrote nothing but its log line)."""
+
+    __tablename__ = "stock_import_logs"
+    __table_args__ = (
+        CheckConstraint("kind IN ('stores', 'products', 'stock', 'sales', 'campaigns')", name="kind_valid"),
+        Index("ix_stock_import_logs_created_at", "created_at"),
+        Index("ix_stock_import_logs_user_id", "user_id"),
+    )
+
+    kind: Mapped[str] = mapped_column(String(20))
+    filename: Mapped[str] = mapped_column(String(255))
+    rows: Mapped[int] = mapped_column(Integer, default=0)
+    inserted: Mapped[int] = mapped_column(Integer, default=0)
+    updated: Mapped[int] = mapped_column(Integer, default=0)
+    unchanged: Mapped[int] = mapped_column(Integer, default=0)
+    removed: Mapped[int] = mapped_column(Integer, default=0)
+    ok: Mapped[bool] = mapped_column(Boolean)
+    error_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    # None: the operator's command line.
+    user_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -9,6 +9,7 @@ from schemas.common import StockSchema
 from schemas.fields import Boolean, Email, Text, choice, password_field
 
 TOKEN_MAX = 4096
+IDIOMAS = ("pt-BR", "en")
 
 
 class LoginRequest(StockSchema):
@@ -34,9 +35,10 @@ class UpdateProfileRequest(StockSchema):
     nome = Text(allow_none=True, min_length=1, max_length=200)
     email = Email(allow_none=True)
     papel = choice(PAPEIS, allow_none=True)
-    lojaId = fields.UUID(allow_none=True)
-    senhaAtual = password_field(
+    loja_id = fields.UUID(allow_none=True, data_key="lojaId")
+    senha_atual = password_field(
         allow_none=True,
+        data_key="senhaAtual",
         min_length=1,
         metadata={"description": "Senha atual; obrigatória para trocar o `email` (senão 403)"},
     )
@@ -82,9 +84,21 @@ class Preferencias(StockSchema):
     notifEmail = fields.Boolean(attribute="notif_email", dump_default=True)
     notifPush = fields.Boolean(attribute="notif_push", dump_default=False)
     digestSemanal = fields.Boolean(attribute="digest_semanal", dump_default=True)
+    idioma = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "Idioma dos números e datas nas páginas (`pt-BR` ou `en`); "
+            "`null`: pt-BR, qualquer que seja o idioma do navegador."
+        },
+    )
 
 
 class UpdatePreferenciasRequest(StockSchema):
-    notifEmail = Boolean(required=True)
-    notifPush = Boolean(required=True)
-    digestSemanal = Boolean(required=True)
+    notif_email = Boolean(required=True, data_key="notifEmail")
+    notif_push = Boolean(required=True, data_key="notifPush")
+    digest_semanal = Boolean(required=True, data_key="digestSemanal")
+    idioma = choice(
+        IDIOMAS,
+        allow_none=True,
+        metadata={"description": "Opcional; ausente mantém o atual, `null` volta ao pt-BR."},
+    )

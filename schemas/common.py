@@ -54,6 +54,11 @@ class TrackerError(ma.Schema):
     field = ma.fields.String(
         metadata={"description": "On CONFLICT, when one field's value is the cause (`email`, `slug`, ...)"}
     )
+    request_id = ma.fields.String(
+        metadata={
+            "description": "On INTERNAL_ERROR: the request's id (also in `X-Request-ID`), to find its log"
+        }
+    )
     resource = ma.fields.String(
         metadata={
             "description": "On PLAN_LIMIT_REACHED: the limit reached (`members`, `projects`, `issues`, "

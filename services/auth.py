@@ -26,7 +26,7 @@ from models.auth import PasswordResetToken, RefreshToken, User
 from models.base import utcnow
 from services import token_denylist
 from services.errors import AuthenticationError, ConflictError, DomainError, ForbiddenError
-from services.mail import send_mail
+from services.mail import queue_mail
 
 _DUMMY_HASH: str | None = None
 
@@ -301,11 +301,8 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def request_password_reset(email: str) -> None:
-    """E-mail a single-use reset link if the account exists; silent either way."""
-    user = find_user_by_email(email)
-    if user is None or user.banned:
-        return
+def password_reset_link(user: User) -> str:
+    """A new single-use link that sets ``user``'s password (and proves its address)."""
     token = secrets.token_urlsafe(32)
     db.session.add(
         PasswordResetToken(
@@ -315,8 +312,16 @@ def request_password_reset(email: str) -> None:
         )
     )
     db.session.flush()
-    link = f"{current_app.config['PUBLIC_URL']}/reset-password?token={token}"
-    send_mail(
+    return f"{current_app.config['PUBLIC_URL']}/reset-password?token={token}"
+
+
+def request_password_reset(email: str) -> None:
+    """E-mail a single-use reset link if the account exists; silent either way."""
+    user = find_user_by_email(email)
+    if user is None or user.banned:
+        return
+    link = password_reset_link(user)
+    queue_mail(
         user.email,
         "Giro: redefinição de senha",
         f"Olá, {user.name}.\n\nPara criar uma nova senha, abra o link abaixo (válido por 1 hora):\n"

@@ -21,7 +21,7 @@ from models.base import utcnow
 from services import auth as auth_service
 from services import unique
 from services.errors import ConflictError, DomainError, ForbiddenError
-from services.mail import send_mail
+from services.mail import queue_mail
 
 
 def _digest(token: str) -> str:
@@ -43,7 +43,7 @@ def send_verification(user: User, email: str | None = None) -> None:
     db.session.flush()
     link = f"{current_app.config['PUBLIC_URL']}/verify-email?token={token}"
     change = email != user.email
-    send_mail(
+    queue_mail(
         email,
         "Giro: confirme seu e-mail",
         f"Olá, {user.name}.\n\n"
@@ -63,7 +63,7 @@ def resend_verification(user: User) -> None:
 
 def registration_attempt_on_known_address(owner: User) -> None:
     """Someone registered an address that already has an owner: tell the owner, not the caller."""
-    send_mail(
+    queue_mail(
         owner.email,
         "Giro: tentativa de cadastro com seu e-mail",
         f"Olá, {owner.name}.\n\nAlguém tentou criar uma conta no Giro com este endereço, que já é seu.\n"
@@ -120,7 +120,7 @@ def request_email_change(user: User, new_email: str, current_password: str | Non
     # Whether another account owns the address is told only to whoever opens the link.
     user.pending_email = new_email
     send_verification(user, new_email)
-    send_mail(
+    queue_mail(
         user.email,
         "Giro: pedido de troca de e-mail",
         f"Olá, {user.name}.\n\nFoi pedido que sua conta do Giro passe a usar {new_email}. A troca só vale "

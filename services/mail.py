@@ -31,3 +31,14 @@ def send_mail(to: str, subject: str, body: str) -> None:
         if cfg["SMTP_USER"]:
             smtp.login(cfg["SMTP_USER"], cfg["SMTP_PASSWORD"] or "")
         smtp.send_message(message)
+
+
+def queue_mail(to: str, subject: str, body: str) -> None:
+    """Send a message from a background job once the caller's transaction commits
+    (nothing is sent for a request that fails); flushes. ``MAIL_VIA_JOBS=false`` sends inline."""
+    if not current_app.config["MAIL_VIA_JOBS"]:
+        send_mail(to, subject, body)
+        return
+    from services import jobs
+
+    jobs.enqueue("email", {"to": to, "subject": subject, "body": body}, actor=None)

@@ -3,10 +3,15 @@
 With ``REDIS_URL`` the entries live in Redis (one key per token, expiring with
 it), shared by every worker and host; without it, in the database table
 ``revoked_access_tokens``. Either way every worker refuses the token at once.
+
+Redis down: entries go to (and are looked up in) the database table meanwhile, so a
+logout during the outage still ends its tokens and requests keep being answered;
+entries written to Redis before the outage are out of sight until it answers again.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from functools import cache
 
@@ -19,6 +24,7 @@ from models.auth import RevokedAccessToken
 from models.base import utcnow
 
 _PREFIX = "giro:revoked-access:"
+log = logging.getLogger("giro.auth")
 
 
 @cache
@@ -37,8 +43,11 @@ def deny(jti: str, expires_at: datetime) -> None:
         return
     client = _client()
     if client is not None:
-        client.set(_PREFIX + jti, b"1", ex=ttl)
-        return
+        try:
+            client.set(_PREFIX + jti, b"1", ex=ttl)
+            return
+        except redis.RedisError as exc:
+            log.warning("Redis unreachable (%s): logout recorded in the database", exc)
     if db.session.get(RevokedAccessToken, jti) is None:
         db.session.add(RevokedAccessToken(jti=jti, expires_at=expires_at))
     # Entries past their token's expiry protect nothing: drop them as new ones arrive.
@@ -49,5 +58,8 @@ def deny(jti: str, expires_at: datetime) -> None:
 def is_denied(jti: str) -> bool:
     client = _client()
     if client is not None:
-        return bool(client.exists(_PREFIX + jti))
+        try:
+            return bool(client.exists(_PREFIX + jti))
+        except redis.RedisError as exc:
+            log.warning("Redis unreachable (%s): deny-list read from the database", exc)
     return db.session.scalar(select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == jti)) is not None

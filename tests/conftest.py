@@ -69,6 +69,7 @@ def app(tmp_path_factory):
             "ARGON2_MEMORY_COST": 1024,
             "SUPERADMIN_EMAIL": SUPERADMIN_EMAIL,
             "SMTP_HOST": None,
+            "JOBS_SPOOL_DIR": str(tmp_path_factory.mktemp("spool")),
         }
     )
     app.test_client_class = IsolatedClient

@@ -83,7 +83,8 @@ def test_an_unexpected_failure_is_a_logged_json_500(client, ctx, monkeypatch, ca
     monkeypatch.setattr(catalogue, "list_lojas", boom)
     response = client.get("/api/v1/lojas", headers=headers)
     assert response.status_code == 500
-    assert response.get_json() == {"detail": "Erro interno"}
+    # The request id lets the user's report find the logged stack trace.
+    assert response.get_json() == {"detail": f"Erro interno (request id {response.headers['X-Request-ID']})"}
     assert "database on fire" not in response.get_data(as_text=True)
     assert any("Unhandled error" in r.getMessage() for r in caplog.records)
 

@@ -4,6 +4,7 @@ hold no SQL and no import cycles, and every reason a service refuses with has pt
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,46 @@ def test_page_modules_hold_no_sql():
             elif isinstance(node, ast.Import) and any(a.name.startswith("sqlalchemy") for a in node.names):
                 offenders.append(f"{path.name}:{node.lineno}")
     assert not offenders, offenders
+
+
+CAMEL_CASE = re.compile(r"[a-z]+[A-Z][A-Za-z]*")
+
+
+def _camel_keys(tree: ast.AST) -> list[int]:
+    """Lines where a dict literal has a camelCase key, or a value is read by a camelCase key."""
+    lines = []
+    for node in ast.walk(tree):
+        keys = (
+            node.keys
+            if isinstance(node, ast.Dict)
+            else [node.slice]
+            if isinstance(node, ast.Subscript)
+            else []
+        )
+        lines += [
+            key.lineno
+            for key in keys
+            if isinstance(key, ast.Constant)
+            and isinstance(key.value, str)
+            and CAMEL_CASE.fullmatch(key.value)
+        ]
+    return lines
+
+
+def test_stock_services_build_no_api_bodies():
+    """Stock services answer models and dataclasses with snake_case attributes; the schemas alone
+    name them in camelCase on the wire (``data_key``), and the services take no API bodies."""
+    offenders = [
+        f"{path.name}:{line}" for path, tree in _sources("services/stock") for line in _camel_keys(tree)
+    ]
+    assert not offenders, offenders
+
+
+def test_the_structural_check_sees_a_camel_case_body():
+    tree = ast.parse(
+        'def out(rec):\n    return {"loteId": rec.lote_id}\n\ndef read(body):\n    return body["qtdMinima"]\n'
+    )
+    assert _camel_keys(tree) == [2, 5]
 
 
 def _module_name(path: Path) -> str:

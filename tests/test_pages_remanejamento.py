@@ -576,6 +576,8 @@ def _rules_form(**changes) -> dict:
         "pesoEstoque": "25",
         "priorizarCd": "on",
         "bloqueioCampanha": "on",
+        "custoEnvio": "300",
+        "custoKm": "1",
     }
     form.update(changes)
     return {k: v for k, v in form.items() if v is not None}

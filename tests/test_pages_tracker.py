@@ -525,7 +525,8 @@ def test_admin_changes_plans_and_organizations(client, team):
             "limits.members": "50",
             "limits.projects": "20",
             "limits.issues": "10000",
-            "limits.storage_bytes": "1000000",
+            "limits.storage_bytes.valor": "1,5",
+            "limits.storage_bytes.unidade": "GB",
             "features.sso": "on",
         },
         headers={**csrf, **HX},
@@ -535,6 +536,8 @@ def test_admin_changes_plans_and_organizations(client, team):
     business = next(p for p in plans if p["id"] == "business")
     assert business["features"]["sso"] is True and business["features"]["audit_log"] is False
     assert business["limits"]["members"] == 50
+    # Storage is typed in MB or GB (a comma as the decimal mark) and stored in bytes.
+    assert business["limits"]["storage_bytes"] == 1536 * 1024 * 1024
 
     edited = client.post(
         "/admin/plans/business",

@@ -11,18 +11,14 @@ from services.stock import decisions, generation, rules
 from services.tracker import accounts, organizations, workspaces
 from tests.factories import make_loja, make_lote, make_produto, make_rec, make_user
 
-RULES_BODY = {
-    **rules.defaults(),
-    "lojasBloqueadas": [],
-    "marcasBloqueadas": [],
-}
+DEFAULT_RULES = rules.NovasRegras(**{k: v for k, v in rules.defaults().items() if k != "cadence"})
 
 
 @pytest.mark.parametrize("papel", [None, "visualizador", "gerente_loja", "planejador"])
 def test_only_a_stock_admin_changes_rules_and_cadence(ctx, papel):
     user = make_user(papel=papel)
     with pytest.raises(ForbiddenError):
-        rules.update_rules(dict(RULES_BODY), user)
+        rules.update_rules(DEFAULT_RULES, user)
     with pytest.raises(ForbiddenError):
         rules.set_cadence("diaria", user)
 

@@ -21,11 +21,27 @@ def page_blueprints(services: Iterable[str]) -> list[Blueprint]:
 
     blueprints = [home.blp, account.blp]
     if "stock" in services:
-        from blueprints.pages import catalogue, remanejamento
+        from blueprints.pages import catalogue, jobs, remanejamento, stock_admin
 
-        blueprints += [catalogue.blp, remanejamento.blp]
+        blueprints += [catalogue.blp, remanejamento.blp, stock_admin.blp, jobs.blp]
     if "tracker" in services:
-        from blueprints.pages import admin, tracker, tracker_issue, tracker_members, tracker_settings
+        from blueprints.pages import (
+            admin,
+            signup,
+            tracker,
+            tracker_collab,
+            tracker_issue,
+            tracker_members,
+            tracker_settings,
+        )
 
-        blueprints += [tracker.blp, tracker_issue.blp, tracker_members.blp, tracker_settings.blp, admin.blp]
+        blueprints += [
+            tracker.blp,
+            tracker_issue.blp,
+            tracker_collab.blp,
+            tracker_members.blp,
+            tracker_settings.blp,
+            admin.blp,
+            signup.blp,
+        ]
     return blueprints

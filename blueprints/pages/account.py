@@ -8,7 +8,13 @@ from marshmallow import ValidationError
 
 from blueprints.common import login_throttle, reset_throttle
 from blueprints.pages.common import page_login_required, refused, render_page, safe_next
-from schemas.auth import ForgotPasswordRequest, LoginRequest, ResetPasswordRequest, UpdateProfileRequest
+from schemas.auth import (
+    IDIOMAS,
+    ForgotPasswordRequest,
+    LoginRequest,
+    ResetPasswordRequest,
+    UpdateProfileRequest,
+)
 from services import auth as auth_service
 from services import identity
 from services import users as user_service
@@ -109,7 +115,7 @@ def profile():
                     "senhaAtual": request.form.get("senhaAtual") or None,
                 }
             )
-            user_service.update_profile(current_user, data)
+            user_service.update_profile(current_user, **data)
             saved = True
         except ValidationError as exc:
             errors, status = _field_errors(exc), 422
@@ -153,11 +159,10 @@ def verify_email():
 def preferences():
     user_service.update_preferences(
         current_user,
-        {
-            "notifEmail": "notifEmail" in request.form,
-            "notifPush": "notifPush" in request.form,
-            "digestSemanal": "digestSemanal" in request.form,
-        },
+        notif_email="notifEmail" in request.form,
+        notif_push="notifPush" in request.form,
+        digest_semanal="digestSemanal" in request.form,
+        idioma=request.form.get("idioma") if request.form.get("idioma") in IDIOMAS else None,
     )
     return render_page(
         "account/profile.html",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from functools import wraps
 
 from flask import Blueprint, Response, abort, redirect, request, url_for
@@ -41,6 +42,7 @@ from schemas.tracker.admin import (
 from services import auth as auth_service
 from services.errors import DomainError
 from services.tracker import admin, plans
+from services.tracker.admin import Page
 
 blp = Blueprint("admin_pages", __name__, url_prefix="/admin")
 # Unknown ids and other service errors get the same pt-BR error page as the tracker pages.
@@ -51,8 +53,10 @@ LIMIT_TEXT = {
     "members": _l("Membros"),
     "projects": _l("Projetos"),
     "issues": _l("Issues"),
-    "storage_bytes": _l("Armazenamento (bytes)"),
+    "storage_bytes": _l("Armazenamento"),
 }
+# Storage limits are entered in MB or GB (binary multiples) and stored in bytes.
+STORAGE_UNITS = {"MB": 1024**2, "GB": 1024**3}
 FEATURE_TEXT = {
     "semantic_search": _l("Busca semântica"),
     "custom_fields": _l("Campos personalizados"),
@@ -81,6 +85,8 @@ def admin_labels() -> dict:
         "FEATURE_NAMES": FEATURE_NAMES,
         "LIMIT_TEXT": LIMIT_TEXT,
         "FEATURE_TEXT": FEATURE_TEXT,
+        "STORAGE_UNITS": STORAGE_UNITS,
+        "storage_parts": storage_parts,
     }
 
 
@@ -113,6 +119,47 @@ def _edited(
             abort(refusal.status, description=refusal.message)
         return redirect(url_for(list_endpoint), code=303)
     return render_fragment(template, status=refusal.status if refusal else 200, **context())
+
+
+def _list_page(
+    template: str,
+    block: str,
+    schema,
+    names: tuple[str, ...],
+    lister: Callable[[object, dict], Page],
+    extra: Callable[[Page, dict], dict] | None = None,
+) -> Response:
+    """One of the superadmin lists: its query through the API's schema, one page of rows, and
+    the query's own values back in the filters."""
+    query, errors = _query(schema, names)
+    page = lister(current_user, query)
+    filters = {name: request.args.get(name, "") for name in names if name not in ("page", "organization_id")}
+    return render_page(
+        template,
+        block,
+        status=400 if errors else 200,
+        page=page,
+        pages=page.pages,
+        errors=errors,
+        **filters,
+        **(extra(page, query) if extra else {}),
+    )
+
+
+def _edit_row(
+    template: str,
+    list_endpoint: str,
+    save: Callable[[], object],
+    context: Callable[[object, Refusal | None], dict],
+) -> Response:
+    """A row's edit through its service; ``context(row, refusal)`` is what the row shows
+    (``row`` is None after a refusal: the row is read again)."""
+    try:
+        row = save()
+    except (ValidationError, DomainError) as exc:
+        refusal = _refused(exc)
+        return _edited(template, list_endpoint, lambda: context(None, refusal), refusal)
+    return _edited(template, list_endpoint, lambda: context(row, None))
 
 
 # --- statistics ----------------------------------------------------------------------------
@@ -150,34 +197,22 @@ def stats():
 @blp.route("/users")
 @superadmin_page
 def users():
-    query, errors = _query(UserQuery, ("q", "page"))
-    page = admin.list_users(current_user, query)
-    return render_page(
-        "admin/users.html",
-        "user_rows",
-        status=400 if errors else 200,
-        page=page,
-        pages=page.pages,
-        q=request.args.get("q", ""),
-        errors=errors,
-    )
+    return _list_page("admin/users.html", "user_rows", UserQuery, ("q", "page"), admin.list_users)
 
 
 @blp.route("/users/<uuid:user_id>", methods=["POST"])
 @superadmin_page
 def update_user(user_id: uuid.UUID):
     form = {k: request.form[k] for k in ("banned", "superadmin") if k in request.form}
-    try:
-        row = admin.update_user(current_user, user_id, AdminUserUpdate().load(form))
-    except (ValidationError, DomainError) as exc:
-        refusal = _refused(exc)
-        return _edited(
-            "admin/_user_row.html",
-            "admin_pages.users",
-            lambda: {"user": admin.user_row(user_id), "message": refusal.message},
-            refusal,
-        )
-    return _edited("admin/_user_row.html", "admin_pages.users", lambda: {"user": row, "message": None})
+    return _edit_row(
+        "admin/_user_row.html",
+        "admin_pages.users",
+        lambda: admin.update_user(current_user, user_id, AdminUserUpdate().load(form)),
+        lambda row, refusal: {
+            "user": row or admin.user_row(user_id),
+            "message": refusal.message if refusal else None,
+        },
+    )
 
 
 # --- organizations -----------------------------------------------------------------------------
@@ -186,18 +221,13 @@ def update_user(user_id: uuid.UUID):
 @blp.route("/organizations")
 @superadmin_page
 def organizations():
-    query, errors = _query(OrganizationQuery, ("q", "plan", "page"))
-    page = admin.list_organizations(current_user, query)
-    return render_page(
+    return _list_page(
         "admin/organizations.html",
         "org_rows",
-        status=400 if errors else 200,
-        page=page,
-        pages=page.pages,
-        q=request.args.get("q", ""),
-        plan=request.args.get("plan", ""),
-        plans=plans.list_plans(),
-        errors=errors,
+        OrganizationQuery,
+        ("q", "plan", "page"),
+        admin.list_organizations,
+        lambda _page, _query: {"plans": plans.list_plans()},
     )
 
 
@@ -205,24 +235,17 @@ def organizations():
 @superadmin_page
 def update_organization(organization_id: uuid.UUID):
     form = {k: request.form[k] for k in ("plan", "suspended") if k in request.form}
-    try:
-        row = admin.update_organization(current_user, organization_id, AdminOrganizationUpdate().load(form))
-    except (ValidationError, DomainError) as exc:
-        refusal = _refused(exc)
-        return _edited(
-            "admin/_org_row.html",
-            "admin_pages.organizations",
-            lambda: {
-                "org": admin.organization_row(organization_id),
-                "plans": plans.list_plans(),
-                "message": refusal.message,
-            },
-            refusal,
-        )
-    return _edited(
+    return _edit_row(
         "admin/_org_row.html",
         "admin_pages.organizations",
-        lambda: {"org": row, "plans": plans.list_plans(), "message": None},
+        lambda: admin.update_organization(
+            current_user, organization_id, AdminOrganizationUpdate().load(form)
+        ),
+        lambda row, refusal: {
+            "org": row or admin.organization_row(organization_id),
+            "plans": plans.list_plans(),
+            "message": refusal.message if refusal else None,
+        },
     )
 
 
@@ -237,9 +260,36 @@ def _plan_form_data(form, creating: bool) -> dict:
         if value or creating:
             data[name] = value
     limits = {name: form.get(f"limits.{name}", "").strip() for name in LIMIT_NAMES}
+    limits["storage_bytes"] = _storage_bytes(form)
     data["limits"] = {k: v for k, v in limits.items() if v or creating}
     data["features"] = {name: f"features.{name}" in form for name in FEATURE_NAMES}
     return data
+
+
+def _storage_bytes(form) -> str:
+    """The storage limit typed as a number of MB or GB, in bytes; text that is not a number
+    is passed on as typed, for the schema to refuse next to the field."""
+    typed = form.get("limits.storage_bytes.valor", "").strip()
+    unit = STORAGE_UNITS.get(form.get("limits.storage_bytes.unidade", ""), STORAGE_UNITS["MB"])
+    try:
+        amount = Decimal(typed.replace(",", "."))
+    except InvalidOperation:
+        return typed
+    if not amount.is_finite() or amount < 0 or amount > 10**9:
+        return typed
+    return str(int(amount * unit))
+
+
+def storage_parts(value) -> tuple[str, str]:
+    """A stored limit in bytes as the form shows it: the largest unit it is a round tenth of."""
+    try:
+        size = int(value)
+    except (TypeError, ValueError):
+        return "", "MB"
+    unit = "GB" if size >= STORAGE_UNITS["GB"] and (size * 10) % STORAGE_UNITS["GB"] == 0 else "MB"
+    amount = Decimal(size) / STORAGE_UNITS[unit]
+    text = f"{amount.quantize(Decimal('0.01')).normalize():f}".replace(".", ",")
+    return text, unit
 
 
 def _plans_page(status: int = 200, block: str | None = None, **extra) -> Response:
@@ -274,18 +324,15 @@ def create_plan():
 @blp.route("/plans/<plan_id>", methods=["POST"])
 @superadmin_page
 def update_plan(plan_id: str):
-    try:
-        plan = plans.update_plan(plan_id, PlanUpdate().load(_plan_form_data(request.form, creating=False)))
-    except (ValidationError, DomainError) as exc:
-        refusal = _refused(exc)
-        return _edited(
-            "admin/_plan_form.html",
-            "admin_pages.plans_page",
-            lambda: {"plan": plans.get_plan(plan_id), "errors": refusal.errors, "saved": False},
-            refusal,
-        )
-    return _edited(
-        "admin/_plan_form.html", "admin_pages.plans_page", lambda: {"plan": plan, "errors": {}, "saved": True}
+    return _edit_row(
+        "admin/_plan_form.html",
+        "admin_pages.plans_page",
+        lambda: plans.update_plan(plan_id, PlanUpdate().load(_plan_form_data(request.form, creating=False))),
+        lambda plan, refusal: {
+            "plan": plan or plans.get_plan(plan_id),
+            "errors": refusal.errors if refusal else {},
+            "saved": refusal is None,
+        },
     )
 
 
@@ -295,21 +342,19 @@ def update_plan(plan_id: str):
 @blp.route("/workspaces")
 @superadmin_page
 def workspaces():
-    query, errors = _query(WorkspaceQuery, ("q", "organization_id", "page"))
-    page = admin.list_workspaces(current_user, query)
-    organizations = admin.organizations_by_id(
-        [row["organization_id"] for row in page.items] + [query.get("organization_id")]
-    )
-    return render_page(
+    def organization_names(page: Page, query: dict) -> dict:
+        organizations = admin.organizations_by_id(
+            [row["organization_id"] for row in page.items] + [query.get("organization_id")]
+        )
+        return {"organization": organizations.get(query.get("organization_id")), "org_of": organizations.get}
+
+    return _list_page(
         "admin/workspaces.html",
         "workspace_rows",
-        status=400 if errors else 200,
-        page=page,
-        pages=page.pages,
-        q=request.args.get("q", ""),
-        organization=organizations.get(query.get("organization_id")),
-        org_of=organizations.get,
-        errors=errors,
+        WorkspaceQuery,
+        ("q", "organization_id", "page"),
+        admin.list_workspaces,
+        organization_names,
     )
 
 
@@ -317,22 +362,17 @@ def workspaces():
 @superadmin_page
 def update_workspace(workspace_id: uuid.UUID):
     form = {k: request.form.get(k, "").strip() for k in ("name", "slug")}
-    try:
-        row = admin.update_workspace(
-            current_user, workspace_id, AdminWorkspaceUpdate().load({k: v for k, v in form.items() if v})
-        )
-    except (ValidationError, DomainError) as exc:
-        refusal = _refused(exc)
-        return _edited(
-            "admin/_workspace_row.html",
-            "admin_pages.workspaces",
-            lambda: _workspace_row(admin.workspace_row(workspace_id), errors=refusal.errors, saved=False),
-            refusal,
-        )
-    return _edited(
+    return _edit_row(
         "admin/_workspace_row.html",
         "admin_pages.workspaces",
-        lambda: _workspace_row(row, errors={}, saved=True),
+        lambda: admin.update_workspace(
+            current_user, workspace_id, AdminWorkspaceUpdate().load({k: v for k, v in form.items() if v})
+        ),
+        lambda row, refusal: _workspace_row(
+            row or admin.workspace_row(workspace_id),
+            errors=refusal.errors if refusal else {},
+            saved=refusal is None,
+        ),
     )
 
 

@@ -38,7 +38,7 @@ def store_stock(loja_id: str):
     q = _search()
     try:
         loja = catalogue.get_loja(_uuid_or_404(loja_id))
-        items = catalogue.estoque_por_produto(loja.id, q)
+        items = catalogue.estoque_da_loja(loja.id, q)
     except DomainError:
         abort(404, description="Loja não encontrada.")
     return render_page("catalogue/store_stock.html", "stock_rows", loja=loja, items=items, q=q)
@@ -55,5 +55,5 @@ def cell(loja_id: str):
         )
     except DomainError as exc:
         abort(404 if exc.status == 404 else 422, description=domain_message(exc))
-    peak = max([d["qtd"] for d in detail["ultimasVendas"]] + [1])
+    peak = max([d.qtd for d in detail.ultimas_vendas] + [1])
     return render_page("catalogue/cell.html", "cell_detail", detail=detail, peak=peak)

@@ -98,7 +98,12 @@ REASON_TEXT = {
     ),
     "role_not_allowed": _l("Sem permissão para esta ação"),
     "unknown_papel": _l("Papel inválido"),
-    "gerente_without_loja": _l("Um gerente_loja precisa de uma loja"),
+    "gerente_without_loja": _l("Um gerente de loja precisa de uma loja."),
+    "account_not_found": _l("Conta não encontrada."),
+    "own_admin_role": _l(
+        "Você não pode remover o seu próprio papel de administrador; peça a outro administrador."
+    ),
+    "invalid_email": _l("Informe um e-mail válido."),
     "loja_not_found": _l("Loja não encontrada"),
     "produto_not_found": _l("Produto não encontrado"),
     "tamanho_outside_grade": _l("Tamanho fora da grade do produto"),
@@ -111,6 +116,12 @@ REASON_TEXT = {
     "execute_vetoed": _l("Recomendação vetada: restaure-a antes de executar"),
     "refuse_not_allowed": _l("Não é possível recusar uma recomendação %(status)s"),
     "veto_not_allowed": _l("Não é possível vetar uma recomendação %(status)s"),
+    # background jobs
+    "job_not_found": _l("Tarefa não encontrada."),
+    "job_queue_unavailable": _l(
+        "A fila de tarefas está indisponível no momento; tente de novo em alguns minutos."
+    ),
+    "import_rejected": _l("Arquivo recusado, nada foi importado."),
 }
 
 
@@ -218,3 +229,18 @@ def status_name(name: str) -> str:
         "Cancelled": _("Cancelado"),
     }
     return defaults.get(name, name)
+
+
+PAPEL_TEXT = {
+    "admin": _l("Administrador"),
+    "planejador": _l("Planejador"),
+    "gerente_loja": _l("Gerente de loja"),
+    "visualizador": _l("Visualizador"),
+}
+
+
+def papel_name(papel: str | None) -> str:
+    """A stock role as people read it (never the raw ``gerente_loja``)."""
+    if papel is None:
+        return _("sem acesso ao remanejamento")
+    return str(PAPEL_TEXT.get(papel, papel))

@@ -9,9 +9,11 @@ offer what the services would accept.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from flask import Blueprint, Response, abort, make_response, redirect, request, url_for
@@ -33,7 +35,7 @@ from schemas.stock.remanejamento import (
     VetoRequest,
 )
 from services.errors import DomainError, ValidationFailed
-from services.stock import batches, catalogue, decisions, grade, metrics, rules, separacao
+from services.stock import batches, catalogue, decisions, grade, learning, metrics, rules, separacao, whatif
 from services.stock.rules import CADENCIAS, RULE_FIELDS, RULES
 
 blp = Blueprint("remanejamento", __name__)
@@ -73,9 +75,9 @@ def _optional_uuid(value: str | None) -> uuid.UUID | None:
         return None
 
 
-def _lote_or_404(lote_id: uuid.UUID) -> dict:
+def _lote_or_404(lote_id: uuid.UUID) -> batches.LoteResumo:
     try:
-        return batches.lote_out(decisions.get_lote(lote_id))
+        return batches.lote_resumo(decisions.get_lote(lote_id))
     except DomainError:
         abort(404, description=_("Lote não encontrado."))
 
@@ -127,19 +129,19 @@ def _chart(
 def dashboard_context(user: User) -> dict:
     """KPIs as cards, weekly effectiveness and learning as charts, the open batch at a glance."""
     kpis = metrics.kpis_dashboard()
-    semanas = metrics.efetividade_semanal()["semanas"][:EFETIVIDADE_WEEKS]
+    semanas = metrics.efetividade_semanal().semanas[:EFETIVIDADE_WEEKS]
     semanas.reverse()  # oldest first, left to right
     # Stacked, each recommendation once: approved-not-executed, executed, refused, vetoed, pending.
     series = (
-        ("aprovadas", _("Aprovadas, a executar"), lambda s: s["aprovadas"] - s["executadas"]),
-        ("executadas", _("Executadas"), lambda s: s["executadas"]),
-        ("recusadas", _("Recusadas"), lambda s: s["recusadas"]),
-        ("vetadas", _("Vetadas"), lambda s: s["vetadas"]),
-        ("pendentes", _("Pendentes"), lambda s: s["pendentes"]),
+        ("aprovadas", _("Aprovadas, a executar"), lambda s: s.aprovadas - s.executadas),
+        ("executadas", _("Executadas"), lambda s: s.executadas),
+        ("recusadas", _("Recusadas"), lambda s: s.recusadas),
+        ("vetadas", _("Vetadas"), lambda s: s.vetadas),
+        ("pendentes", _("Pendentes"), lambda s: s.pendentes),
     )
     efetividade_chart = _chart(
         "bar",
-        [s["semana"] for s in semanas],
+        [s.semana for s in semanas],
         [
             {
                 "label": label,
@@ -153,19 +155,19 @@ def dashboard_context(user: User) -> dict:
     )
     aprendizado = metrics.aprendizado()
     grupos = (
-        [(_("Rota"), g) for g in aprendizado["rotas"]]
-        + [(_("Marca"), g) for g in aprendizado["marcas"]]
-        + [(_("Categoria"), g) for g in aprendizado["categorias"]]
+        [(_("Rota"), g) for g in aprendizado.rotas]
+        + [(_("Marca"), g) for g in aprendizado.marcas]
+        + [(_("Categoria"), g) for g in aprendizado.categorias]
     )
-    grupos.sort(key=lambda item: (-item[1]["ajustePercentual"], -item[1]["decididas"], item[1]["chave"]))
-    top = [item for item in grupos if item[1]["ajustePercentual"] > 0][:APRENDIZADO_BARS]
+    grupos.sort(key=lambda item: learning.penalty_order(item[1]))
+    top = [item for item in grupos if item[1].ajuste_percentual > 0][:APRENDIZADO_BARS]
     aprendizado_chart = _chart(
         "bar",
-        [f"{tipo}: {g['chave']}" for tipo, g in top],
+        [f"{tipo}: {g.chave}" for tipo, g in top],
         [
             {
                 "label": _("Redução do score (%)"),
-                "data": [g["ajustePercentual"] for _tipo, g in top],
+                "data": [g.ajuste_percentual for _tipo, g in top],
                 "backgroundColor": "#b54708",
             }
         ],
@@ -174,18 +176,14 @@ def dashboard_context(user: User) -> dict:
     lote = totais = None
     urgentes: list[Recomendacao] = []
     names = None
-    if kpis["loteAtualId"] is not None:
-        lote = _lote_or_404(kpis["loteAtualId"])
-        totais = batches.totais(kpis["loteAtualId"], user)
+    if kpis.lote_atual_id is not None:
+        lote = _lote_or_404(kpis.lote_atual_id)
+        totais = batches.totais(kpis.lote_atual_id, user)
         urgentes = decisions.list_recomendacoes(
             user,
-            {
-                "loteId": kpis["loteAtualId"],
-                "status": "pendente",
-                "prioridade": "alta",
-                "vetado": False,
-                "limite": 5,
-            },
+            decisions.FiltroRecomendacoes(
+                lote_id=kpis.lote_atual_id, status="pendente", prioridade="alta", vetado=False, limite=5
+            ),
         )
         names = Names.load({r.produto_id for r in urgentes})
     return {
@@ -209,7 +207,7 @@ def dashboard_context(user: User) -> dict:
 @page_login_required(stock=True)
 def lotes():
     items = batches.list_lotes()
-    semanas = {s["loteId"]: s for s in metrics.efetividade_semanal()["semanas"]}
+    semanas = {s.lote_id: s for s in metrics.efetividade_semanal().semanas}
     return render_page("remanejamento/lotes.html", lotes=items, semanas=semanas)
 
 
@@ -217,7 +215,7 @@ def lotes():
 class TableState:
     """Filters, sort and page of the recommendations table, read from a query string or a form."""
 
-    filters: dict[str, Any]
+    filters: decisions.FiltroRecomendacoes
     raw: dict[str, str]
     sort: str = "prioridade"
     desc: bool = False
@@ -271,21 +269,17 @@ class TableState:
 
 def _table(lote_id: uuid.UUID, user: User, state: TableState) -> dict:
     """One page of the batch's recommendations, filtered and sorted by the service, with the names it shows."""
-    filters: dict[str, Any] = {**state.filters, "loteId": lote_id}
-    if state.raw.get("status") == "vetada":
-        filters["vetado"] = True
+    filters = dataclasses.replace(
+        state.filters, lote_id=lote_id, vetado=True if state.raw.get("status") == "vetada" else None
+    )
     total = decisions.count_recomendacoes(user, filters)
     pages = max(1, -(-total // PAGE_SIZE))
     state.page = min(state.page, pages)
     shown = decisions.list_recomendacoes(
         user,
-        {
-            **filters,
-            "ordem": state.sort,
-            "desc": state.desc,
-            "limite": PAGE_SIZE,
-            "offset": (state.page - 1) * PAGE_SIZE,
-        },
+        dataclasses.replace(
+            filters, ordem=state.sort, desc=state.desc, limite=PAGE_SIZE, offset=(state.page - 1) * PAGE_SIZE
+        ),
     )
     names = Names.load({r.produto_id for r in shown})
     return {"recs": shown, "total": total, "pages": pages, "names": names, "state": state}
@@ -519,15 +513,8 @@ def grade_page(pid: str):
     except DomainError as exc:
         abort(404, description=exc.message)
     lojas = {loja.id: loja for loja in catalogue.list_lojas()}
-    totals = {
-        "atual": [
-            sum(r["cells"][i]["atual"] for r in matrix["rows"]) for i in range(len(matrix["tamanhos"]))
-        ],
-        "delta": [
-            sum(r["cells"][i]["delta"] for r in matrix["rows"]) for i in range(len(matrix["tamanhos"]))
-        ],
-    }
-    rupturas = sum(1 for r in matrix["rows"] for c in r["cells"] if c["ruptura"])
+    totals = {"atual": matrix.column_totals("atual"), "delta": matrix.column_totals("delta")}
+    rupturas = sum(1 for r in matrix.rows for c in r.cells if c.ruptura)
     return render_page(
         "remanejamento/grade.html",
         "grade_matrix",
@@ -582,16 +569,18 @@ def _rules_messages(messages: dict) -> dict[str, str]:
 
 def _regras_context(
     *,
-    regras: dict | None = None,
+    regras: Any = None,
     errors: dict[str, str] | None = None,
     saved: bool = False,
-    cadence: dict | None = None,
+    cadence: rules.Cadencia | None = None,
     cadence_errors: dict[str, str] | None = None,
     cadence_saved: bool = False,
 ) -> dict:
-    """Everything the rules page shows; each form's own values override the stored ones."""
-    regras = regras if regras is not None else rules.rules_out()
-    marcas = sorted({p.marca for p in catalogue.list_produtos()} | set(regras["marcasBloqueadas"]))
+    """Everything the rules page shows; each form's own values override the stored ones.
+
+    ``regras`` is the stored rules or, after a refused save, the form's values under the same names."""
+    regras = regras if regras is not None else rules.get_rules()
+    marcas = sorted({p.marca for p in catalogue.list_produtos()} | set(regras.marcas_bloqueadas))
     return {
         "regras": regras,
         "errors": errors or {},
@@ -600,7 +589,7 @@ def _regras_context(
         "marcas": marcas,
         "periodos": RULES["periodo"].choices,
         "rule_fields": RULES,
-        "cadence": cadence if cadence is not None else rules.cadence_out(),
+        "cadence": cadence if cadence is not None else rules.get_cadence(),
         "cadencias": CADENCIAS,
         "cadence_errors": cadence_errors or {},
         "cadence_saved": cadence_saved,
@@ -618,7 +607,8 @@ def regras():
 @page_login_required("admin")
 def regras_save():
     body, errors = _rules_form(request.form)
-    status, saved, regras = 422, False, body
+    status, saved = 422, False
+    regras: Any = SimpleNamespace(**{RULES[name].column: value for name, value in body.items()})
     try:
         # Fields that did not parse are left to their defaults here, so every other error shows too.
         data = RegrasPayload().load({k: v for k, v in body.items() if k not in errors})
@@ -637,6 +627,40 @@ def regras_save():
         "rules_form",
         status=status,
         **_regras_context(regras=regras, errors=errors, saved=saved),
+    )
+
+
+@blp.route("/regras/simular", methods=["POST"])
+@page_login_required("admin")
+def regras_simular():
+    """What-if: the engine with the form's rules, nothing saved, against the current batch."""
+    body, errors = _rules_form(request.form)
+    try:
+        data = RegrasPayload().load({k: v for k, v in body.items() if k not in errors})
+    except ValidationError as exc:
+        errors = {**_rules_messages(exc.messages), **errors}
+    result, status = None, 200
+    if not errors:
+        try:
+            result = whatif.simulate(data, current_user)
+        except ValidationFailed as exc:
+            status = refused(exc).status
+            errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
+    else:
+        status = 422
+    names = (
+        whatif.loja_names({i for r in result["rotas"] for i in (r["origem_id"], r["destino_id"])})
+        if result
+        else {}
+    )
+    return render_page(
+        "remanejamento/regras.html",
+        "whatif",
+        status=status,
+        **_regras_context(regras=body),
+        whatif=result,
+        whatif_errors=errors,
+        whatif_names=names,
     )
 
 

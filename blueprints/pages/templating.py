@@ -7,13 +7,16 @@ from datetime import date, datetime
 
 from babel.numbers import get_decimal_symbol, get_group_symbol
 from flask import Flask, g
-from flask_babel import format_date, format_datetime, get_locale
+from flask_babel import format_date, format_datetime, format_decimal, get_locale
 from flask_babel import gettext as _
 
 from blueprints.pages.common import page_csrf_token
-from blueprints.pages.messages import status_name
+from blueprints.pages.messages import PAPEL_TEXT, papel_name, status_name
+from blueprints.pages.tracker_markdown import render_markdown
 from services import auth as auth_service
 from services.stock import decisions
+from services.tracker import notifications
+from services.tracker.workspaces import DEFAULT_STATUSES
 
 
 def register_template_globals(app: Flask) -> None:
@@ -29,6 +32,13 @@ def register_template_globals(app: Flask) -> None:
     app.add_template_filter(periodo_filter, "periodo")
     app.add_template_filter(iso_datetime_filter, "iso_datetime")
     app.add_template_filter(status_name)
+    app.add_template_filter(render_markdown, "markdown")
+    app.add_template_filter(iso_date_filter, "iso_date")
+    app.add_template_global(unread_notifications)
+    app.add_template_global(timeline_text)
+    app.add_template_filter(papel_name)
+    app.add_template_filter(byte_size)
+    app.add_template_global(PAPEL_TEXT, "PAPEL_TEXT")
 
 
 def page_context() -> dict:
@@ -109,10 +119,86 @@ def periodo_filter(value: str) -> str:
     return f"{format_date(start, 'short')} – {format_date(end, 'short')}"
 
 
-def iso_datetime_filter(value: str) -> str:
-    """An ISO 8601 UTC timestamp in the viewer's time zone."""
+def iso_date_filter(value: str) -> str:
+    """An ISO 8601 date (``2026-11-22``) as the viewer writes it."""
+    try:
+        return format_date(date.fromisoformat(value), "short")
+    except (ValueError, TypeError):
+        return value
+
+
+def timeline_text() -> dict:
+    """The words of an issue's timeline, translated once per request (it shows up to 50 entries)."""
+    cached = g.get("timeline_text")
+    if cached is None:
+        cached = g.timeline_text = {
+            "field": {
+                "title": _("o título"),
+                "description": _("a descrição"),
+                "type": _("o tipo"),
+                "priority": _("a prioridade"),
+                "assignee": _("o responsável"),
+                "parent": _("a issue pai"),
+                "start_date": _("o início"),
+                "due_date": _("o prazo"),
+                "estimate": _("a estimativa"),
+                "labels": _("as etiquetas"),
+                "status": _("o status"),
+            },
+            # The history keeps a status's category, not its colour: the default colour of each.
+            "category_color": {category: color for _name, color, category in DEFAULT_STATUSES},
+            "someone": _("Alguém"),
+            "nothing": _("nada"),
+            "to": _("para"),
+            "created": _("criou a issue"),
+            "status_changed": _("mudou o status de"),
+            "changed": _("mudou %(field)s de"),
+            "description": _("editou a descrição"),
+            "labels": _("mudou as etiquetas"),
+            "relation_added": _("marcou que esta issue"),
+            "relation_removed": _("desfez a relação"),
+            "sub_issue_added": _("adicionou a sub-issue"),
+            "sub_issue_removed": _("tirou a sub-issue"),
+            "comment_edited": _("editou um comentário"),
+            "comment_deleted": _("excluiu um comentário"),
+            "edited": _("editado"),
+            "edit": _("Editar"),
+            "comment": _("Comentário"),
+            "save": _("Salvar comentário"),
+            "delete": _("Excluir"),
+            "delete_confirm": _("Excluir este comentário?"),
+        }
+    return cached
+
+
+def unread_notifications(user) -> int:
+    """The navigation's badge: how many of the person's notifications are unread (once per request)."""
+    cached = g.get("unread_notifications")
+    if cached is None:
+        cached = g.unread_notifications = notifications.unread_count(user)
+    return cached
+
+
+def iso_datetime_filter(value: datetime | str) -> str:
+    """A moment (or its ISO 8601 UTC text) in the viewer's time zone."""
+    if isinstance(value, datetime):
+        return format_datetime(value, "short")
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except (ValueError, AttributeError):
         return value
     return format_datetime(moment, "short")
+
+
+BYTE_UNITS = (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024))
+
+
+def byte_size(value: int | None) -> str:
+    """A size in bytes as people read it: ``1,5 GB``, ``250 MB`` (binary multiples, as the
+    plan limits are entered)."""
+    if value is None:
+        return "—"
+    for unit, size in BYTE_UNITS:
+        if value >= size:
+            return f"{format_decimal(value / size, '#,##0.#')} {unit}"
+    return f"{format_decimal(value)} B"

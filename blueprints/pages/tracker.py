@@ -40,6 +40,7 @@ from blueprints.pages.tracker_common import (
 )
 from blueprints.pages.tracker_issue import issue_block
 from models.tracker import ISSUE_TYPES
+from schemas.tracker.collab import OrganizationCreate
 from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
 from schemas.tracker.tenancy import ProjectCreate, WorkspaceCreate
 from services.errors import DomainError
@@ -58,7 +59,12 @@ LIST_PAGE_SIZES = (25, 50, 100)
 # --- workspaces and projects ------------------------------------------------------------
 
 
-def _index_context(form: dict | None = None, errors: dict | None = None) -> dict:
+def _index_context(
+    form: dict | None = None,
+    errors: dict | None = None,
+    org_form: dict | None = None,
+    org_errors: dict | None = None,
+) -> dict:
     mine = workspaces.list_workspaces(current_user)
     orgs = accounts.my_organizations(current_user)
     by_org = {org["id"]: {"org": org, "workspaces": []} for org in orgs}
@@ -71,6 +77,8 @@ def _index_context(form: dict | None = None, errors: dict | None = None) -> dict
         "manageable": manageable,
         "form": form or {},
         "errors": errors or {},
+        "org_form": org_form or {},
+        "org_errors": org_errors or {},
     }
 
 
@@ -99,6 +107,24 @@ def create_workspace():
             **_index_context(form, refusal.errors),
         )
     return after_change("tracker_pages.workspace", slug=workspace.slug)
+
+
+@blp.route("/organizations", methods=["POST"])
+@page_login_required()
+def create_organization():
+    """Start an organization (as its owner, with a default workspace) and go to that workspace."""
+    form = {"name": request.form.get("name", "").strip()}
+    try:
+        created = organizations.create_organization(current_user, OrganizationCreate().load(form)["name"])
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return render_page(
+            "tracker/index.html",
+            "organization_form",
+            status=refusal.status,
+            **_index_context(org_form=form, org_errors=refusal.errors),
+        )
+    return after_change("tracker_pages.workspace", slug=created["workspace"].slug)
 
 
 def _workspace_context(slug: str, form: dict | None = None, errors: dict | None = None) -> dict:

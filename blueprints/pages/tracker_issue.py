@@ -18,7 +18,7 @@ from models.tracker import MANAGER_ROLES, RELATION_TYPES
 from schemas.tracker.issues import IssueWrite
 from schemas.tracker.tenancy import LabelCreate
 from services.errors import DomainError, NotFoundError
-from services.tracker import issues, organizations, relations, workspaces
+from services.tracker import collaboration, issues, organizations, relations, workspaces
 from services.tracker.issues import IssueView
 
 blp = TrackerPagesBlueprint("issue_pages", __name__)
@@ -54,15 +54,43 @@ class InvalidField(Exception):
         self.message = message
 
 
+def timeline_context(slug: str, project_id: uuid.UUID, key: str, *, skip: int | None = None) -> dict:
+    """What the timeline's parts need: the project frame (who may write, manage) and, when
+    ``skip`` is given, the timeline's entries before the ``skip`` newest."""
+    page = load_project(slug, project_id)
+    context = {
+        "page": page,
+        "project": page.project,
+        "slug": slug,
+        "issue_key": key,
+        "can_manage": page.access.role in MANAGER_ROLES,
+        "RELATION_TEXT": RELATION_TEXT,
+    }
+    if skip is not None:
+        context["timeline"] = collaboration.timeline(current_user, slug, project_id, key, skip=skip)
+    return context
+
+
+def mention_candidates(members) -> list[dict]:
+    """Who a comment may @mention (the autocomplete's list): name and address of each member."""
+    return [{"name": m.user.name, "email": m.user.email} for m in members]
+
+
 def issue_context(slug: str, project_id: uuid.UUID, issue: IssueView, **extra) -> dict:
     page = load_project(slug, project_id)
+    members = organizations.list_members(current_user, page.access.organization.id)
     context = {
         "page": page,
         "project": page.project,
         "slug": slug,
         "issue": issue,
         "description_html": render_markdown(issue.description),
-        "members": organizations.list_members(current_user, page.access.organization.id),
+        "members": members,
+        "mentionable": mention_candidates(members),
+        "issue_key": issue.key,
+        # The issue was just read through the access check: its timeline needs no second one.
+        "timeline": collaboration.timeline_of(issue.issue),
+        "watching": collaboration.is_watching(current_user, issue.id),
         "labels": workspaces.list_labels(current_user, slug, project_id),
         "relation_types": RELATION_TYPES,
         "RELATION_TEXT": RELATION_TEXT,

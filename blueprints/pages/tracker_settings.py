@@ -8,6 +8,7 @@ still used by issues cannot be deleted (the service's 409, shown in place).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 
 from flask import request
 from flask_babel import lazy_gettext as _l
@@ -68,6 +69,15 @@ def _refused(slug, project_id, block: str, exc: ValidationError | DomainError, e
     return _part(slug, project_id, block, refusal.status, **{errors_key: refusal.errors}, **extra)
 
 
+def _change(slug, project_id, block: str, save: Callable[[], object], errors_key: str, **extra):
+    """Run one change through its service; the block again, refused in place or updated."""
+    try:
+        save()
+    except (ValidationError, DomainError) as exc:
+        return _refused(slug, project_id, block, exc, errors_key, **extra)
+    return _part(slug, project_id, block)
+
+
 @blp.route("/w/<slug>/p/<uuid:project_id>/settings")
 @page_login_required()
 def project_settings(slug: str, project_id: uuid.UUID):
@@ -78,22 +88,30 @@ def project_settings(slug: str, project_id: uuid.UUID):
 @page_login_required()
 def add_status(slug: str, project_id: uuid.UUID):
     form = _status_form()
-    try:
-        workspaces.create_status(current_user, slug, project_id, StatusCreate().load(form))
-    except (ValidationError, DomainError) as exc:
-        return _refused(slug, project_id, "statuses", exc, "status_errors", status_form=form)
-    return _part(slug, project_id, "statuses")
+    return _change(
+        slug,
+        project_id,
+        "statuses",
+        lambda: workspaces.create_status(current_user, slug, project_id, StatusCreate().load(form)),
+        "status_errors",
+        status_form=form,
+    )
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/settings/statuses/<uuid:status_id>", methods=["POST"])
 @page_login_required()
 def edit_status(slug: str, project_id: uuid.UUID, status_id: uuid.UUID):
     form = {key: value for key, value in _status_form().items() if key in request.form}
-    try:
-        workspaces.update_status(current_user, slug, project_id, status_id, StatusUpdate().load(form))
-    except (ValidationError, DomainError) as exc:
-        return _refused(slug, project_id, "statuses", exc, "edit_errors", editing=status_id)
-    return _part(slug, project_id, "statuses")
+    return _change(
+        slug,
+        project_id,
+        "statuses",
+        lambda: workspaces.update_status(
+            current_user, slug, project_id, status_id, StatusUpdate().load(form)
+        ),
+        "edit_errors",
+        editing=status_id,
+    )
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/settings/statuses/<uuid:status_id>/move", methods=["POST"])
@@ -107,22 +125,28 @@ def move_status(slug: str, project_id: uuid.UUID, status_id: uuid.UUID):
 @blp.route("/w/<slug>/p/<uuid:project_id>/settings/statuses/<uuid:status_id>/delete", methods=["POST"])
 @page_login_required()
 def delete_status(slug: str, project_id: uuid.UUID, status_id: uuid.UUID):
-    try:
-        workspaces.delete_status(current_user, slug, project_id, status_id)
-    except DomainError as exc:
-        return _refused(slug, project_id, "statuses", exc, "edit_errors", editing=status_id)
-    return _part(slug, project_id, "statuses")
+    return _change(
+        slug,
+        project_id,
+        "statuses",
+        lambda: workspaces.delete_status(current_user, slug, project_id, status_id),
+        "edit_errors",
+        editing=status_id,
+    )
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/settings/labels", methods=["POST"])
 @page_login_required()
 def add_label(slug: str, project_id: uuid.UUID):
     form = {name: request.form.get(name, "").strip() for name in ("name", "color")}
-    try:
-        workspaces.create_label(current_user, slug, project_id, LabelCreate().load(form))
-    except (ValidationError, DomainError) as exc:
-        return _refused(slug, project_id, "labels", exc, "label_errors", label_form=form)
-    return _part(slug, project_id, "labels")
+    return _change(
+        slug,
+        project_id,
+        "labels",
+        lambda: workspaces.create_label(current_user, slug, project_id, LabelCreate().load(form)),
+        "label_errors",
+        label_form=form,
+    )
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/settings/labels/<uuid:label_id>/delete", methods=["POST"])

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
-    from blueprints.stock import auth, catalogue, remanejamento
+    from blueprints.stock import auth, catalogue, jobs, remanejamento
 
-    return [auth.blp, auth.users_blp, catalogue.blp, remanejamento.blp]
+    return [auth.blp, auth.users_blp, catalogue.blp, remanejamento.blp, jobs.blp]

@@ -124,14 +124,14 @@ def update_me(body):
     o novo em `emailPendente`. Se o novo endereço já pertence a outra conta, isso
     só é dito a quem abrir o link.
     """
-    return user_service.update_profile(current_user, body)
+    return user_service.update_profile(current_user, **body)
 
 
 @users_blp.route("/me/preferences", methods=["GET"])
 @stock_auth_required()
 @users_blp.response(200, Preferencias)
 def get_preferences():
-    """Preferências de notificação."""
+    """Preferências de notificação e o idioma dos números e datas nas páginas."""
     return current_user
 
 
@@ -140,5 +140,5 @@ def get_preferences():
 @users_blp.arguments(UpdatePreferenciasRequest)
 @users_blp.response(200, Preferencias)
 def put_preferences(body):
-    """Substituir as preferências de notificação."""
-    return user_service.update_preferences(current_user, body)
+    """Substituir as preferências de notificação (e, se presente, o `idioma`)."""
+    return user_service.update_preferences(current_user, **body)

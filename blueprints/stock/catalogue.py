@@ -55,7 +55,7 @@ def produto(pid):
 @blp.response(200, EstoqueItem(many=True))
 def estoque(query):
     """Estoque da loja: um item por produto com registro de estoque, tamanhos na ordem da grade."""
-    return catalogue.estoque_da_loja(query["lojaId"])
+    return catalogue.estoque_da_loja(query["loja_id"])
 
 
 @blp.route("/estoque/cell", methods=["GET"])
@@ -67,4 +67,4 @@ def estoque_cell(query):
 
     Loja ou produto inexistentes respondem 404; um `tamanho` fora da grade do produto, 422.
     """
-    return catalogue.cell_detail(query["lojaId"], query["produtoId"], query["tamanho"])
+    return catalogue.cell_detail(query["loja_id"], query["produto_id"], query["tamanho"])

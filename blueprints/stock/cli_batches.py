@@ -1,4 +1,10 @@
-"""``flask batches ...``: generate a week's batch now, or only when the cadence says one is due."""
+"""``flask batches ...``: generate a week's batch now, or only when the cadence says one is due.
+
+Both run the batch generation job (``services.stock.partitions``): in the
+foreground by default, with a progress bar, or with ``--queue`` on the workers
+(``flask worker``), printing the job's id. Either way the job is recorded, and a
+week already being generated is not generated twice at once.
+"""
 
 from __future__ import annotations
 
@@ -8,80 +14,111 @@ import click
 from flask import Blueprint
 
 from extensions import db
+from models.jobs import Job
+from services import jobs
 from services.clock import today
-from services.stock import generation, rules
+from services.stock import generation, partitions, rules
 
 batches_cli = Blueprint("batches", __name__, cli_group="batches")
 
 
 def describe_generation(result: generation.GenerationResult) -> str:
     lote = result.lote
-    verb = "refreshed" if result.regenerado else "created"
-    line = (
-        f"batch {lote.id} {verb} for {lote.semana} (date {lote.data.isoformat()}): "
-        f"{result.novas} new recommendations"
+    return describe_result(
+        {
+            "lote_id": str(lote.id),
+            "semana": lote.semana,
+            "data": lote.data.isoformat(),
+            "novas": result.novas,
+            "mantidas": result.mantidas,
+            "substituidas": result.substituidas,
+            "regenerado": result.regenerado,
+            "tempos": {k: round(v, 3) for k, v in result.timings.items()},
+        }
     )
-    if result.regenerado:
-        line += f", {result.mantidas} decided kept, {result.substituidas} untouched pending replaced"
-    timings = ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items())
+
+
+def describe_result(result: dict) -> str:
+    verb = "refreshed" if result["regenerado"] else "created"
+    line = (
+        f"batch {result['lote_id']} {verb} for {result['semana']} (date {result['data']}): "
+        f"{result['novas']} new recommendations"
+    )
+    if result["regenerado"]:
+        line += f", {result['mantidas']} decided kept, {result['substituidas']} untouched pending replaced"
+    timings = ", ".join(f"{k} {v:.2f}s" for k, v in (result.get("tempos") or {}).items())
+    if result.get("particoes"):
+        timings += f"; {result['particoes']} partition(s)"
     return f"{line} [{timings}]"
 
 
-def _run(generate) -> generation.GenerationResult | None:
-    """Run a generation with a progress bar and commit it in one transaction."""
+def _generate(day: date, *, cadence: bool, queue: bool, parts: int | None) -> dict | None:
+    job, created = partitions.request_generation(
+        day, actor=None, cadence=cadence, partitions=parts, dispatch=queue
+    )
+    job_id = job.id
+    db.session.commit()
+    if not created:
+        raise click.ClickException(f"the batch of that week is already being generated: job {job_id}")
+    if queue:
+        click.echo(f"queued job {job_id}; follow it with `flask jobs show {job_id}`")
+        return None
     with click.progressbar(length=100, label="generating", show_percent=True) as bar:
         done = 0
 
-        def progress(step: str, fraction: float) -> None:
+        def progress(percent: int, message: str) -> None:
             nonlocal done
-            bar.label = step
-            target = int(fraction * 100)
-            if target > done:
-                bar.update(target - done)
-                done = target
+            bar.label = message
+            if percent > done:
+                bar.update(percent - done)
+                done = percent
 
-        try:
-            result = generate(progress)
-        except Exception:
-            db.session.rollback()
-            raise
-        if result is not None:
-            progress("concluido", 1.0)
-    db.session.commit()
-    return result
+        jobs.run_job(job_id, reraise=True, listener=progress)
+        bar.update(100 - done)
+    db.session.expire_all()
+    job = db.session.get(Job, job_id)
+    if job.state != "done":
+        raise click.ClickException(f"job {job_id} {job.state}: {job.error or job.message}")
+    return job.result
+
+
+_DATE = click.DateTime(formats=["%Y-%m-%d"])
+_QUEUE = click.option("--queue", is_flag=True, help="Hand the job to the workers and print its id")
+_PARTS = click.option(
+    "--partitions", type=click.IntRange(1, 256), default=None, help="Product partitions (default by size)"
+)
 
 
 @batches_cli.cli.command("generate")
-@click.option(
-    "--date",
-    "on",
-    type=click.DateTime(formats=["%Y-%m-%d"]),
-    default=None,
-    help="A day of the week to generate (YYYY-MM-DD); default today in GIRO_TIMEZONE.",
-)
-def generate_command(on):
+@click.option("--date", "on", type=_DATE, default=None, help="A day of the week (YYYY-MM-DD); default today.")
+@_QUEUE
+@_PARTS
+def generate_command(on, queue, partitions):
     """Generate the batch of the ISO week of DATE, or refresh it keeping every decision."""
     day: date = on.date() if on else today()
-    result = _run(lambda progress: generation.generate(day, progress=progress))
-    click.echo(describe_generation(result))
+    result = _generate(day, cadence=False, queue=queue, parts=partitions)
+    if result is not None:
+        click.echo(describe_result(result))
 
 
 @batches_cli.cli.command("run-due")
 @click.option(
     "--date",
     "on",
-    type=click.DateTime(formats=["%Y-%m-%d"]),
+    type=_DATE,
     default=None,
-    help="Act as if today were this day (YYYY-MM-DD); default today in GIRO_TIMEZONE.",
+    help="Act as if today were this day (YYYY-MM-DD); default today.",
 )
-def run_due_command(on):
+@_QUEUE
+@_PARTS
+def run_due_command(on, queue, partitions):
     """Generate a batch only if the cadence says one is due (safe to run from cron every hour)."""
     day: date = on.date() if on else today()
-    result = _run(lambda progress: generation.run_due(day, progress=progress))
+    result = _generate(day, cadence=True, queue=queue, parts=partitions)
     if result is None:
-        cadence = rules.cadence_out(day)
-        click.echo(
-            f"no batch due (cadence {cadence['cadence']}, next on {cadence['proximoLote'].isoformat()})"
-        )
         return
-    click.echo(describe_generation(result))
+    if not result.get("gerado", True):
+        cadence = rules.get_cadence(day)
+        click.echo(f"no batch due (cadence {cadence.cadence}, next on {cadence.proximo_lote.isoformat()})")
+        return
+    click.echo(describe_result(result))

@@ -16,7 +16,8 @@ from blueprints.stock.cli_batches import describe_generation
 from extensions import db
 from services.clock import today
 from services.stock import demo as demo_service
-from services.stock import generation, importer
+from services.stock import generation, importer, imports
+from services.tracker import demo as tracker_demo
 
 import_cli = Blueprint("import_data", __name__, cli_group="import")
 demo_cli = Blueprint("demo", __name__, cli_group="demo")
@@ -33,16 +34,20 @@ PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 
 def _run_import(kind: str, path: str) -> None:
     size = os.path.getsize(path)
+    name = Path(path).name
     try:
         if size >= PROGRESS_MIN_BYTES:
-            with click.progressbar(length=size, label=f"Reading {Path(path).name}", file=sys.stderr) as bar:
-                summary = importer.import_file(kind, path, progress=bar.update)
+            with click.progressbar(length=size, label=f"Reading {name}", file=sys.stderr) as bar:
+                log = imports.run_import(
+                    None, kind, path, name, progress=bar.update, log_database_errors=False
+                )
         else:
-            summary = importer.import_file(kind, path)
+            log = imports.run_import(None, kind, path, name, log_database_errors=False)
+        # The log line is kept either way (the admin's page lists the last imports).
         db.session.commit()
     except importer.ImportRejected as exc:
         db.session.rollback()
-        raise click.ClickException(f"{Path(path).name} rejected, nothing was imported: {exc}") from None
+        raise click.ClickException(f"{name} rejected, nothing was imported: {exc}") from None
     except (DBAPIError, sqlite3.Error, psycopg.Error) as exc:
         # E.g. a concurrent import of the same rows. The bulk writes run on the
         # raw driver connection, so its own exception types arrive unwrapped.
@@ -54,7 +59,10 @@ def _run_import(kind: str, path: str) -> None:
     except BaseException:
         db.session.rollback()
         raise
-    click.echo(summary.describe())
+    if not log.ok:
+        where = f"line {log.error_line}: " if log.error_line else ""
+        raise click.ClickException(f"{name} rejected, nothing was imported: {where}{log.error}")
+    click.echo(log.summary.describe())
 
 
 def _import_command(kind: str, help_text: str) -> None:
@@ -113,10 +121,14 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
     if existing and if_empty:
         click.echo(f"demo load: the database already has {existing} store(s); nothing to do.")
         accounts = demo_service.existing_accounts()
+        # A demo database from before the tracker's demo gets it now; anything else is left alone.
+        tracker = _load_tracker_demo()
         if accounts:
             click.echo(
                 demo_service.describe_accounts(accounts) + "\n  (unless their passwords were changed since)"
             )
+        if tracker is not None:
+            click.echo(tracker.describe())
         return
     if existing and not replace:
         raise click.ClickException(
@@ -129,9 +141,23 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
         result = demo_service.load(n_stores=n_stores, n_products=n_products, seed=seed)
         # The network ends with this week's batch, so the first screen has work on it.
         first_batch = generation.generate(today())
+        tracker = tracker_demo.load(demo_service.demo_people(), demo_service.DEMO_EMAIL_DOMAIN, seed=seed)
         db.session.commit()
     except BaseException:
         db.session.rollback()
         raise
     click.echo(result.describe())
     click.echo(describe_generation(first_batch))
+    if tracker is not None:
+        click.echo(tracker.describe())
+
+
+def _load_tracker_demo():
+    """The tracker's demo for the demo accounts, when they all exist and it does not yet."""
+    try:
+        tracker = tracker_demo.load(demo_service.demo_people(), demo_service.DEMO_EMAIL_DOMAIN)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
+    return tracker

@@ -196,7 +196,7 @@ def restaurar(lid, rid):
 @blp.response(200, RegrasPayload)
 def get_regras():
     """Regras de transferência em vigor."""
-    return rules.rules_out()
+    return rules.get_rules()
 
 
 @blp.route(f"{R}/regras", methods=["PUT"])
@@ -224,7 +224,7 @@ def get_cadence():
     `diaria` atualiza o lote da semana todo dia; `semanal` gera um por semana ISO;
     `quinzenal` a cada duas semanas; `mensal` uma vez por mês. `flask batches run-due` obedece.
     """
-    return rules.cadence_out()
+    return rules.get_cadence()
 
 
 @blp.route(f"{R}/config/cadence", methods=["PUT"])
@@ -295,4 +295,4 @@ def produto_grade(query, pid):
     `delta` é o movimento líquido das recomendações ativas do lote (o mais recente sem `loteId`),
     `final = atual + delta`, `ruptura` quando `final <= 0`.
     """
-    return grade.grade(pid, query.get("loteId"))
+    return grade.grade(pid, query.get("lote_id"))

@@ -14,7 +14,7 @@ class LojaOut(StockSchema):
     nome = fields.String(required=True)
     cidade = fields.String(required=True)
     bloqueada = fields.Boolean(required=True)
-    isCd = fields.Boolean(attribute="is_cd", dump_default=False)
+    is_cd = fields.Boolean(data_key="isCd", dump_default=False)
     lat = fields.Float(allow_none=True)
     lng = fields.Float(allow_none=True)
 
@@ -37,18 +37,18 @@ class PorTamanho(StockSchema):
 
 
 class EstoqueItem(StockSchema):
-    produtoId = fields.UUID(required=True)
-    porTamanho = fields.List(fields.Nested(PorTamanho), required=True)
+    produto_id = fields.UUID(required=True, data_key="produtoId")
+    por_tamanho = fields.List(fields.Nested(PorTamanho), required=True, data_key="porTamanho")
     total = fields.Integer(required=True)
 
 
 class EstoqueQuery(QuerySchema):
-    lojaId = fields.UUID(required=True)
+    loja_id = fields.UUID(required=True, data_key="lojaId")
 
 
 class CellQuery(QuerySchema):
-    lojaId = fields.UUID(required=True)
-    produtoId = fields.UUID(required=True)
+    loja_id = fields.UUID(required=True, data_key="lojaId")
+    produto_id = fields.UUID(required=True, data_key="produtoId")
     tamanho = Text(required=True, max_length=20)
 
 
@@ -60,26 +60,34 @@ class VendaDia(StockSchema):
 class EstoqueCell(StockSchema):
     """One store x product x size: stock, sales over the rules' period and cover."""
 
-    lojaId = fields.UUID(required=True)
-    lojaNome = fields.String(required=True)
-    produtoId = fields.UUID(required=True)
-    sku = fields.String(required=True)
-    produtoNome = fields.String(required=True)
+    loja_id = fields.UUID(required=True, data_key="lojaId", attribute="loja.id")
+    loja_nome = fields.String(required=True, data_key="lojaNome", attribute="loja.nome")
+    produto_id = fields.UUID(required=True, data_key="produtoId", attribute="produto.id")
+    sku = fields.String(required=True, attribute="produto.sku")
+    produto_nome = fields.String(required=True, data_key="produtoNome", attribute="produto.nome")
     tamanho = fields.String(required=True)
     estoque = fields.Integer(required=True, metadata={"description": "Units on hand now"})
-    periodoDias = fields.Integer(
-        required=True, metadata={"description": "Days of history behind the average (rules' periodo)"}
+    periodo_dias = fields.Integer(
+        required=True,
+        data_key="periodoDias",
+        metadata={"description": "Days of history behind the average (rules' periodo)"},
     )
-    vendasPeriodo = fields.Integer(required=True, metadata={"description": "Units sold in those days"})
-    vendaMediaDiaria = fields.Float(required=True, metadata={"description": "vendasPeriodo / periodoDias"})
-    diasCobertura = fields.Float(
+    vendas_periodo = fields.Integer(
+        required=True, data_key="vendasPeriodo", metadata={"description": "Units sold in those days"}
+    )
+    venda_media_diaria = fields.Float(
+        required=True, data_key="vendaMediaDiaria", metadata={"description": "vendasPeriodo / periodoDias"}
+    )
+    dias_cobertura = fields.Float(
         allow_none=True,
         required=True,
+        data_key="diasCobertura",
         metadata={"description": "estoque / vendaMediaDiaria; null when nothing sold"},
     )
-    emCampanha = fields.Boolean(required=True)
-    ultimasVendas = fields.List(
+    em_campanha = fields.Boolean(required=True, data_key="emCampanha")
+    ultimas_vendas = fields.List(
         fields.Nested(VendaDia),
         required=True,
+        data_key="ultimasVendas",
         metadata={"description": "Units sold on each of the last 14 days, oldest first, zeros included"},
     )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from marshmallow import fields
+from datetime import UTC
+
+from marshmallow import fields, post_load
 
 from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
 from schemas.fields import Boolean, Integer, List, Text, choice
-from services.stock.rules import CADENCIAS, RULES
+from services.stock.decisions import FiltroRecomendacoes
+from services.stock.rules import CADENCIAS, RULES, NovasRegras
 
 STATUS_HISTORICO = ("aprovada", "executada", "recusada", "vetada")
 MAX_INT = 2_147_483_647
@@ -19,31 +22,40 @@ def _d(text: str) -> dict:
     return {"description": text}
 
 
+class UtcTimestamp(fields.String):
+    """A moment as ISO 8601 text in UTC to the second, ``2026-11-16T09:30:00Z``."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 # --- recommendations and batches -------------------------------------------------------------
 
 
 class RecomendacaoOut(StockSchema):
     id = fields.UUID(required=True)
-    produtoId = fields.UUID(required=True, attribute="produto_id")
+    produto_id = fields.UUID(data_key="produtoId", required=True)
     cor = fields.String(required=True)
     tamanho = fields.String(required=True)
-    lojaDestinoId = fields.UUID(required=True, attribute="destino_id")
-    origemId = fields.UUID(required=True, attribute="origem_id")
-    tipoOrigem = fields.String(
+    destino_id = fields.UUID(data_key="lojaDestinoId", required=True)
+    origem_id = fields.UUID(data_key="origemId", required=True)
+    tipo_origem = fields.String(
+        data_key="tipoOrigem",
         required=True,
-        attribute="tipo_origem",
         metadata={"description": "`cd` or `loja`", "enum": TIPOS_ORIGEM},
     )
     quantidade = fields.Integer(required=True)
-    estoqueDestino = fields.Integer(required=True, attribute="estoque_destino")
-    vendaMediaDestino = fields.Float(
+    estoque_destino = fields.Integer(data_key="estoqueDestino", required=True)
+    venda_media_destino = fields.Float(
+        data_key="vendaMediaDestino",
         required=True,
-        attribute="venda_media_destino",
         metadata={"description": "Units/day over the rules' periodo"},
     )
-    estoqueOrigem = fields.Integer(required=True, attribute="estoque_origem")
-    vendaMediaOrigem = fields.Float(required=True, attribute="venda_media_origem")
-    distanciaKm = fields.Float(required=True, attribute="distancia_km")
+    estoque_origem = fields.Integer(data_key="estoqueOrigem", required=True)
+    venda_media_origem = fields.Float(data_key="vendaMediaOrigem", required=True)
+    distancia_km = fields.Float(data_key="distanciaKm", required=True)
     justificativa = fields.String(required=True)
     prioridade = fields.String(required=True, metadata={"enum": PRIORIDADES})
     status = fields.String(
@@ -53,16 +65,16 @@ class RecomendacaoOut(StockSchema):
             "description": "pendente → aprovada → executada; pendente/aprovada → recusada",
         },
     )
-    diasAteRuptura = fields.Integer(
-        required=True, attribute="dias_ate_ruptura", metadata={"description": "Destination's days of cover"}
+    dias_ate_ruptura = fields.Integer(
+        data_key="diasAteRuptura", required=True, metadata={"description": "Destination's days of cover"}
     )
-    emCampanha = fields.Boolean(required=True, attribute="em_campanha")
+    em_campanha = fields.Boolean(data_key="emCampanha", required=True)
     score = fields.Integer(required=True, metadata={"description": "0–100, after the learning adjustment"})
     data = fields.Date(
         required=True, metadata={"description": "Date of the batch generation that proposed it"}
     )
     vetado = fields.Boolean(dump_default=False)
-    motivoVeto = fields.String(allow_none=True, attribute="motivo_veto")
+    motivo_veto = fields.String(data_key="motivoVeto", allow_none=True)
 
 
 class LoteOut(StockSchema):
@@ -71,7 +83,9 @@ class LoteOut(StockSchema):
     periodo = fields.String(
         required=True, metadata={"description": "ISO interval of the week, e.g. `2026-11-16/2026-11-22`"}
     )
-    criadoEm = fields.String(required=True, metadata={"description": "ISO 8601 UTC timestamp of creation"})
+    criado_em = UtcTimestamp(
+        data_key="criadoEm", required=True, metadata={"description": "ISO 8601 UTC timestamp of creation"}
+    )
     status = fields.String(
         required=True,
         metadata={
@@ -102,15 +116,20 @@ class PagingQuery(QuerySchema):
 
 
 class RecomendacoesQuery(PagingQuery):
-    loteId = fields.UUID(
-        metadata={"description": "Batch to list; the newest batch when absent (extension to the spec)"}
+    lote_id = fields.UUID(
+        data_key="loteId",
+        metadata={"description": "Batch to list; the newest batch when absent (extension to the spec)"},
     )
-    produtoId = fields.UUID()
-    lojaDestinoId = fields.UUID()
-    origemId = fields.UUID()
+    produto_id = fields.UUID(data_key="produtoId")
+    destino_id = fields.UUID(data_key="lojaDestinoId")
+    origem_id = fields.UUID(data_key="origemId")
     prioridade = choice(PRIORIDADES)
     status = choice(STATUS_RECOMENDACAO)
-    tipoOrigem = choice(TIPOS_ORIGEM)
+    tipo_origem = choice(TIPOS_ORIGEM, data_key="tipoOrigem")
+
+    @post_load
+    def to_filter(self, data: dict, **kwargs) -> FiltroRecomendacoes:
+        return FiltroRecomendacoes(**data)
 
 
 class AtivasQuery(PagingQuery):
@@ -126,21 +145,35 @@ class VetoRequest(StockSchema):
 class NodoFluxo(StockSchema):
     id = fields.UUID(required=True)
     nome = fields.String(required=True)
-    isCd = fields.Boolean(required=True)
-    totalEnviado = fields.Integer(required=True, metadata={"description": "Units leaving the node"})
-    totalRecebido = fields.Integer(required=True, metadata={"description": "Units arriving at the node"})
-    itensEnviados = fields.Integer(required=True, metadata={"description": "Recommendations leaving"})
-    itensRecebidos = fields.Integer(required=True, metadata={"description": "Recommendations arriving"})
+    is_cd = fields.Boolean(data_key="isCd", required=True)
+    total_enviado = fields.Integer(
+        data_key="totalEnviado", required=True, metadata={"description": "Units leaving the node"}
+    )
+    total_recebido = fields.Integer(
+        data_key="totalRecebido", required=True, metadata={"description": "Units arriving at the node"}
+    )
+    itens_enviados = fields.Integer(
+        data_key="itensEnviados", required=True, metadata={"description": "Recommendations leaving"}
+    )
+    itens_recebidos = fields.Integer(
+        data_key="itensRecebidos", required=True, metadata={"description": "Recommendations arriving"}
+    )
 
 
 class TotaisLote(StockSchema):
-    totalItens = fields.Integer(required=True, metadata={"description": "Active recommendations"})
-    totalUnidades = fields.Integer(required=True)
+    total_itens = fields.Integer(
+        data_key="totalItens", required=True, metadata={"description": "Active recommendations"}
+    )
+    total_unidades = fields.Integer(data_key="totalUnidades", required=True)
     origens = fields.Integer(required=True, metadata={"description": "Distinct origins"})
     destinos = fields.Integer(required=True, metadata={"description": "Distinct destinations"})
-    altaPrioridade = fields.Integer(required=True)
-    viaCd = fields.Integer(required=True, metadata={"description": "Recommendations whose origin is a CD"})
-    viaLoja = fields.Integer(required=True, metadata={"description": "Recommendations from store to store"})
+    alta_prioridade = fields.Integer(data_key="altaPrioridade", required=True)
+    via_cd = fields.Integer(
+        data_key="viaCd", required=True, metadata={"description": "Recommendations whose origin is a CD"}
+    )
+    via_loja = fields.Integer(
+        data_key="viaLoja", required=True, metadata={"description": "Recommendations from store to store"}
+    )
 
 
 # --- rules and cadence -----------------------------------------------------------------------
@@ -149,6 +182,7 @@ class TotaisLote(StockSchema):
 def _rule(name: str, **kwargs) -> fields.Field:
     """The field of rule ``name``: default, bounds and choices from ``services.stock.rules``."""
     rule = RULES[name]
+    kwargs = {"data_key": name, **kwargs}
     if rule.choices is not None:
         return choice(rule.choices, load_default=rule.default, **kwargs)
     if rule.minimum is not None:
@@ -157,32 +191,54 @@ def _rule(name: str, **kwargs) -> fields.Field:
 
 
 class RegrasPayload(StockSchema):
-    priorizarCd = _rule("priorizarCd")
-    qtdMinima = _rule("qtdMinima")
+    priorizar_cd = _rule("priorizarCd")
+    qtd_minima = _rule("qtdMinima")
     periodo = _rule("periodo", metadata={"description": "Days of sales history behind the averages"})
-    pesoDistancia = _rule("pesoDistancia")
-    pesoGiro = _rule("pesoGiro")
-    pesoEstoque = _rule("pesoEstoque")
-    bloqueioCampanha = _rule("bloqueioCampanha")
-    qtdMaxima = _rule("qtdMaxima")
-    lojasBloqueadas = List(
+    peso_distancia = _rule("pesoDistancia")
+    peso_giro = _rule("pesoGiro")
+    peso_estoque = _rule("pesoEstoque")
+    bloqueio_campanha = _rule("bloqueioCampanha")
+    qtd_maxima = _rule("qtdMaxima")
+    lojas_bloqueadas = List(
         # Parsed by the service, which reports a malformed id with the other rule errors.
         Text(min_length=1, max_length=64, metadata={"format": "uuid"}),
         max_items=MAX_LOJAS_BLOQUEADAS,
         load_default=list,
+        data_key="lojasBloqueadas",
         metadata={"description": "Store ids (uuid) never used as origin or destination"},
     )
-    marcasBloqueadas = List(
+    marcas_bloqueadas = List(
         Text(min_length=1, max_length=100),
         max_items=MAX_MARCAS_BLOQUEADAS,
         load_default=list,
+        data_key="marcasBloqueadas",
         metadata={"description": "Brand names never moved"},
     )
+    custo_envio = _rule(
+        "custoEnvio",
+        metadata={
+            "description": "Cost of one shipment (one origin -> destination route in a batch, shared by "
+            "every item it carries), in thousandths of an expected unit sold: 300 means a trip must add "
+            "0.3 units sold over 14 days to be worth making. 0 = shipments are free."
+        },
+    )
+    custo_km = _rule(
+        "custoKm",
+        metadata={
+            "description": "Cost per km of a shipment, in thousandths of an expected unit sold: 1 means a "
+            "500 km trip costs 0.5 units sold more than custoEnvio. 0 = distance costs nothing."
+        },
+    )
+
+    @post_load
+    def to_rules(self, data: dict, **kwargs) -> NovasRegras:
+        return NovasRegras(**data)
 
 
 class CadencePayload(StockSchema):
     cadence = choice(CADENCIAS, required=True)
-    proximoLote = fields.Date(
+    proximo_lote = fields.Date(
+        data_key="proximoLote",
         dump_only=True,
         allow_none=True,
         metadata={"description": "First day on which `flask batches run-due` generates the next batch"},
@@ -195,24 +251,34 @@ class CadencePayload(StockSchema):
 class ResultadoDetalhe(StockSchema):
     """What happened after the decision, in numbers."""
 
-    executadaEm = fields.Date(
-        allow_none=True, required=True, metadata=_d("Business day it was executed; null if not executed")
+    executada_em = fields.Date(
+        data_key="executadaEm",
+        allow_none=True,
+        required=True,
+        metadata=_d("Business day it was executed; null if not executed"),
     )
-    diasDesdeExecucao = fields.Integer(
-        allow_none=True, required=True, metadata=_d("Days from the execution to today; null if not executed")
+    dias_desde_execucao = fields.Integer(
+        data_key="diasDesdeExecucao",
+        allow_none=True,
+        required=True,
+        metadata=_d("Days from the execution to today; null if not executed"),
     )
-    vendidasDestino = fields.Integer(
+    vendidas_destino = fields.Integer(
+        data_key="vendidasDestino",
         allow_none=True,
         required=True,
         metadata=_d("Units of the product and size sold at the destination since the execution day"),
     )
-    sellThrough = fields.Float(
+    sell_through = fields.Float(
+        data_key="sellThrough",
         allow_none=True,
         required=True,
         metadata=_d("min(vendidasDestino, qtd) / qtd, 0–1; null if not executed"),
     )
-    estoqueDestinoAtual = fields.Integer(
-        required=True, metadata=_d("Units of the product and size at the destination now")
+    estoque_destino_atual = fields.Integer(
+        data_key="estoqueDestinoAtual",
+        required=True,
+        metadata=_d("Units of the product and size at the destination now"),
     )
 
 
@@ -229,9 +295,13 @@ class HistoricoItem(StockSchema):
         metadata={**_d("`vetada` when vetoed, else the recommendation's status"), "enum": STATUS_HISTORICO},
     )
     resultado = fields.String(required=True, metadata=_d("What happened after, in words"))
-    resultadoDetalhe = fields.Nested(ResultadoDetalhe, required=True, metadata=_d("The same, in numbers"))
-    motivoVeto = fields.String(allow_none=True, metadata=_d("Reason of the veto, when vetoed"))
-    loteId = fields.UUID(required=True, metadata=_d("Batch of the recommendation"))
+    resultado_detalhe = fields.Nested(
+        ResultadoDetalhe, data_key="resultadoDetalhe", required=True, metadata=_d("The same, in numbers")
+    )
+    motivo_veto = fields.String(
+        data_key="motivoVeto", allow_none=True, metadata=_d("Reason of the veto, when vetoed")
+    )
+    lote_id = fields.UUID(data_key="loteId", required=True, metadata=_d("Batch of the recommendation"))
 
 
 class HistoricoQuery(QuerySchema):
@@ -253,29 +323,48 @@ class HistoricoQuery(QuerySchema):
 class KpisDashboard(StockSchema):
     """Headline numbers of the dashboard."""
 
-    loteAtualId = fields.UUID(allow_none=True, required=True, metadata=_d("Newest batch; null when none"))
-    semanaAtual = fields.String(allow_none=True, required=True, metadata=_d("ISO week of the newest batch"))
-    loteAtualStatus = fields.String(
-        allow_none=True, required=True, metadata=_d("`aberto` or `concluido`, of the newest batch")
+    lote_atual_id = fields.UUID(
+        data_key="loteAtualId", allow_none=True, required=True, metadata=_d("Newest batch; null when none")
+    )
+    semana_atual = fields.String(
+        data_key="semanaAtual", allow_none=True, required=True, metadata=_d("ISO week of the newest batch")
+    )
+    lote_atual_status = fields.String(
+        data_key="loteAtualStatus",
+        allow_none=True,
+        required=True,
+        metadata=_d("`aberto` or `concluido`, of the newest batch"),
     )
     pendentes = fields.Integer(required=True, metadata=_d("Pending and not vetoed, every batch"))
     aprovadas = fields.Integer(required=True, metadata=_d("Approved, not yet executed, not vetoed"))
     executadas = fields.Integer(required=True, metadata=_d("Executed, every batch"))
     recusadas = fields.Integer(required=True, metadata=_d("Refused (and not vetoed), every batch"))
     vetadas = fields.Integer(required=True, metadata=_d("Vetoed, every batch"))
-    taxaAprovacao = fields.Float(
+    taxa_aprovacao = fields.Float(
+        data_key="taxaAprovacao",
         allow_none=True,
         required=True,
         metadata=_d("(aprovadas + executadas) / (aprovadas + executadas + recusadas + vetadas), 0–1"),
     )
-    itensLoteAtual = fields.Integer(required=True, metadata=_d("Active recommendations of the newest batch"))
-    unidadesLoteAtual = fields.Integer(required=True, metadata=_d("Units of those active recommendations"))
-    unidadesPendentesLoteAtual = fields.Integer(required=True, metadata=_d("Units still pending among them"))
-    altaPrioridadePendentes = fields.Integer(
-        required=True, metadata=_d("Pending `alta` priority ones in the newest batch")
+    itens_lote_atual = fields.Integer(
+        data_key="itensLoteAtual", required=True, metadata=_d("Active recommendations of the newest batch")
     )
-    lojasEmRisco = fields.Integer(required=True, metadata=_d("Stores with at least one size at risk"))
-    tamanhosEmRisco = fields.Integer(
+    unidades_lote_atual = fields.Integer(
+        data_key="unidadesLoteAtual", required=True, metadata=_d("Units of those active recommendations")
+    )
+    unidades_pendentes_lote_atual = fields.Integer(
+        data_key="unidadesPendentesLoteAtual", required=True, metadata=_d("Units still pending among them")
+    )
+    alta_prioridade_pendentes = fields.Integer(
+        data_key="altaPrioridadePendentes",
+        required=True,
+        metadata=_d("Pending `alta` priority ones in the newest batch"),
+    )
+    lojas_em_risco = fields.Integer(
+        data_key="lojasEmRisco", required=True, metadata=_d("Stores with at least one size at risk")
+    )
+    tamanhos_em_risco = fields.Integer(
+        data_key="tamanhosEmRisco",
         required=True,
         metadata=_d(
             "Store x product x size cells (stores, not CDs) that sold in the rules' periodo "
@@ -283,45 +372,68 @@ class KpisDashboard(StockSchema):
         ),
     )
     rupturas = fields.Integer(required=True, metadata=_d("Of those, cells with no stock"))
-    riscoEm = fields.Date(
+    risco_em = fields.Date(
+        data_key="riscoEm",
         required=True,
         metadata=_d(
             "Day the risk figures describe: the newest batch's generation date (figures computed from "
             "the stock and sales the engine read), or today when no batch exists yet"
         ),
     )
-    periodoDias = fields.Integer(required=True, metadata=_d("Days of sales behind the risk figures"))
+    periodo_dias = fields.Integer(
+        data_key="periodoDias", required=True, metadata=_d("Days of sales behind the risk figures")
+    )
 
 
 class ValidacaoItem(StockSchema):
-    recomendacaoId = fields.UUID(required=True, metadata=_d("Executed recommendation"))
+    recomendacao_id = fields.UUID(
+        data_key="recomendacaoId", required=True, metadata=_d("Executed recommendation")
+    )
     produto = fields.String(required=True, metadata=_d("Product name"))
     tamanho = fields.String(required=True, metadata=_d("Size"))
     origem = fields.String(required=True, metadata=_d("Origin name"))
     destino = fields.String(required=True, metadata=_d("Destination name"))
     qtd = fields.Integer(required=True, metadata=_d("Units moved"))
-    executadaEm = fields.Date(required=True, metadata=_d("Business day of the execution"))
-    vendidasDestino = fields.Integer(required=True, metadata=_d("Units sold at the destination since"))
-    sellThrough = fields.Float(required=True, metadata=_d("min(vendidasDestino, qtd) / qtd, 0–1"))
-    estoqueDestinoAtual = fields.Integer(required=True, metadata=_d("Units at the destination now"))
+    executada_em = fields.Date(
+        data_key="executadaEm", required=True, metadata=_d("Business day of the execution")
+    )
+    vendidas_destino = fields.Integer(
+        data_key="vendidasDestino", required=True, metadata=_d("Units sold at the destination since")
+    )
+    sell_through = fields.Float(
+        data_key="sellThrough", required=True, metadata=_d("min(vendidasDestino, qtd) / qtd, 0–1")
+    )
+    estoque_destino_atual = fields.Integer(
+        data_key="estoqueDestinoAtual", required=True, metadata=_d("Units at the destination now")
+    )
 
 
 class Validacao(StockSchema):
     """How the executed transfers sold at their destinations afterwards."""
 
-    transferenciasExecutadas = fields.Integer(required=True, metadata=_d("Executed recommendations"))
-    unidadesTransferidas = fields.Integer(required=True, metadata=_d("Units they moved"))
-    unidadesVendidasDestino = fields.Integer(
+    transferencias_executadas = fields.Integer(
+        data_key="transferenciasExecutadas", required=True, metadata=_d("Executed recommendations")
+    )
+    unidades_transferidas = fields.Integer(
+        data_key="unidadesTransferidas", required=True, metadata=_d("Units they moved")
+    )
+    unidades_vendidas_destino = fields.Integer(
+        data_key="unidadesVendidasDestino",
         required=True,
         metadata=_d("Units of those products and sizes sold at the destinations since each execution"),
     )
-    sellThroughMedio = fields.Float(
+    sell_through_medio = fields.Float(
+        data_key="sellThroughMedio",
         allow_none=True,
         required=True,
         metadata=_d("Σ min(vendidas, qtd) / Σ qtd over executed transfers, 0–1; null when none"),
     )
-    comVenda = fields.Integer(required=True, metadata=_d("Executed transfers that sold at least one unit"))
-    semVenda = fields.Integer(required=True, metadata=_d("Executed transfers that sold nothing yet"))
+    com_venda = fields.Integer(
+        data_key="comVenda", required=True, metadata=_d("Executed transfers that sold at least one unit")
+    )
+    sem_venda = fields.Integer(
+        data_key="semVenda", required=True, metadata=_d("Executed transfers that sold nothing yet")
+    )
     itens = fields.List(
         fields.Nested(ValidacaoItem),
         required=True,
@@ -331,7 +443,7 @@ class Validacao(StockSchema):
 
 class SemanaEfetividade(StockSchema):
     semana = fields.String(required=True, metadata=_d("ISO week"))
-    loteId = fields.UUID(required=True, metadata=_d("The week's batch"))
+    lote_id = fields.UUID(data_key="loteId", required=True, metadata=_d("The week's batch"))
     geradas = fields.Integer(required=True, metadata=_d("Recommendations in the batch"))
     aprovadas = fields.Integer(
         required=True, metadata=_d("Approved at some point and not vetoed (status aprovada or executada)")
@@ -340,14 +452,18 @@ class SemanaEfetividade(StockSchema):
     recusadas = fields.Integer(required=True, metadata=_d("Refused"))
     vetadas = fields.Integer(required=True, metadata=_d("Vetoed"))
     pendentes = fields.Integer(required=True, metadata=_d("Still pending and not vetoed"))
-    unidadesMovidas = fields.Integer(required=True, metadata=_d("Units of the executed ones"))
-    rupturasEvitadas = fields.Integer(
+    unidades_movidas = fields.Integer(
+        data_key="unidadesMovidas", required=True, metadata=_d("Units of the executed ones")
+    )
+    rupturas_evitadas = fields.Integer(
+        data_key="rupturasEvitadas",
         required=True,
         metadata=_d(
             "Executed ones whose destination had at most 7 days of cover and sold the size after execution"
         ),
     )
-    taxaAprovacao = fields.Float(
+    taxa_aprovacao = fields.Float(
+        data_key="taxaAprovacao",
         allow_none=True,
         required=True,
         metadata=_d("aprovadas / (aprovadas + recusadas + vetadas); null when none"),
@@ -362,25 +478,37 @@ class EfetividadeSemanal(StockSchema):
 
 class FatorAprendizado(StockSchema):
     chave = fields.String(required=True, metadata=_d("Route `origem → destino`, brand or category"))
-    origemId = fields.UUID(allow_none=True, metadata=_d("Origin of a route; null for brands and categories"))
-    destinoId = fields.UUID(allow_none=True, metadata=_d("Destination of a route; null otherwise"))
+    origem_id = fields.UUID(
+        data_key="origemId", allow_none=True, metadata=_d("Origin of a route; null for brands and categories")
+    )
+    destino_id = fields.UUID(
+        data_key="destinoId", allow_none=True, metadata=_d("Destination of a route; null otherwise")
+    )
     decididas = fields.Integer(required=True, metadata=_d("Decided recommendations in the window"))
     aceitas = fields.Integer(required=True, metadata=_d("aprovada or executada, not vetoed"))
     rejeitadas = fields.Integer(required=True, metadata=_d("recusada or vetoed"))
-    taxaAceitacao = fields.Float(required=True, metadata=_d("aceitas / decididas, 0–1"))
+    taxa_aceitacao = fields.Float(
+        data_key="taxaAceitacao", required=True, metadata=_d("aceitas / decididas, 0–1")
+    )
     fator = fields.Float(required=True, metadata=_d("Score multiplier applied in the next batch, (0.5, 1]"))
-    ajustePercentual = fields.Float(
-        required=True, metadata=_d("Score reduction the factor causes, in percent")
+    ajuste_percentual = fields.Float(
+        data_key="ajustePercentual",
+        required=True,
+        metadata=_d("Score reduction the factor causes, in percent"),
     )
 
 
 class Aprendizado(StockSchema):
     """Acceptance by route, brand and category and the score adjustment it causes."""
 
-    janelaDias = fields.Integer(required=True, metadata=_d("Days of decisions considered"))
+    janela_dias = fields.Integer(
+        data_key="janelaDias", required=True, metadata=_d("Days of decisions considered")
+    )
     metodo = fields.String(required=True, metadata=_d("How the factors are computed"))
     decididas = fields.Integer(required=True, metadata=_d("Decided recommendations in the window"))
-    taxaAceitacao = fields.Float(allow_none=True, required=True, metadata=_d("Overall acceptance, 0–1"))
+    taxa_aceitacao = fields.Float(
+        data_key="taxaAceitacao", allow_none=True, required=True, metadata=_d("Overall acceptance, 0–1")
+    )
     rotas = fields.List(
         fields.Nested(FatorAprendizado), required=True, metadata=_d("Per route, strongest penalty first")
     )
@@ -396,11 +524,13 @@ class Aprendizado(StockSchema):
 
 
 class GradeQuery(QuerySchema):
-    loteId = fields.UUID(metadata={"description": "Batch whose deltas to show; the newest when absent"})
+    lote_id = fields.UUID(
+        data_key="loteId", metadata={"description": "Batch whose deltas to show; the newest when absent"}
+    )
 
 
 class GradeCell(StockSchema):
-    lojaId = fields.UUID(required=True)
+    loja_id = fields.UUID(data_key="lojaId", required=True)
     tamanho = fields.String(required=True)
     atual = fields.Integer(required=True)
     delta = fields.Integer(required=True, metadata={"description": "Net move of the batch's active ones"})
@@ -409,14 +539,44 @@ class GradeCell(StockSchema):
 
 
 class GradeRow(StockSchema):
-    lojaId = fields.UUID(required=True)
+    loja_id = fields.UUID(data_key="lojaId", required=True)
     cells = fields.List(fields.Nested(GradeCell), required=True)
-    totalAtual = fields.Integer(required=True)
-    totalFinal = fields.Integer(required=True)
+    total_atual = fields.Integer(data_key="totalAtual", required=True)
+    total_final = fields.Integer(data_key="totalFinal", required=True)
+    grade_atual = fields.String(
+        data_key="gradeAtual",
+        required=True,
+        allow_none=True,
+        metadata={
+            "enum": ["completa", "quebrada", None],
+            "description": "The store's run of the product now: `completa` when every key size "
+            "(`tamanhosChave`) is in stock, `quebrada` when the store holds some of the product but a key "
+            "size is out (it then sells less of the sizes it has), null when it holds none",
+        },
+    )
+    grade = fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "enum": ["completa", "quebrada", None],
+            "description": "`gradeAtual` after the batch's moves",
+        },
+    )
 
 
 class GradeMatrix(StockSchema):
-    produtoId = fields.UUID(required=True)
+    produto_id = fields.UUID(data_key="produtoId", required=True)
     tamanhos = fields.List(fields.String(), required=True)
+    tamanhos_chave = fields.List(
+        fields.String(),
+        data_key="tamanhosChave",
+        required=True,
+        metadata={
+            "description": "Key sizes of the run: the 2 best sellers over the network in the rules' "
+            "`periodo` (the middle of the grid when nothing sold); empty for runs of fewer than 3 sizes"
+        },
+    )
     rows = fields.List(fields.Nested(GradeRow), required=True)
-    loteId = fields.UUID(allow_none=True, metadata={"description": "Batch the deltas come from"})
+    lote_id = fields.UUID(
+        data_key="loteId", allow_none=True, metadata={"description": "Batch the deltas come from"}
+    )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from datetime import UTC, date, datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import case, func, select
 
@@ -35,8 +36,47 @@ def iso_week(on: date) -> tuple[str, date, date]:
     return f"{year}-W{week:02d}", monday, monday + timedelta(days=6)
 
 
-def _iso_utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+@dataclass(frozen=True)
+class LoteResumo:
+    """A batch with what is derived from its recommendations."""
+
+    id: uuid.UUID
+    semana: str
+    inicio: date
+    fim: date
+    criado_em: datetime
+    status: str  # ``aberto`` while any active recommendation is pendente, else ``concluido``
+    novo: bool  # the newest batch, until it is ``NEW_FOR`` old
+    recomendacoes: list[Recomendacao] = field(default_factory=list)
+
+    @property
+    def periodo(self) -> str:
+        """The ISO interval of the week, ``2026-11-16/2026-11-22``."""
+        return f"{self.inicio.isoformat()}/{self.fim.isoformat()}"
+
+
+@dataclass(frozen=True)
+class NodoFluxo:
+    """Units and recommendations leaving and arriving at one node of a batch."""
+
+    id: uuid.UUID
+    nome: str
+    is_cd: bool
+    total_enviado: int
+    total_recebido: int
+    itens_enviados: int
+    itens_recebidos: int
+
+
+@dataclass(frozen=True)
+class TotaisLote:
+    total_itens: int
+    total_unidades: int
+    origens: int
+    destinos: int
+    alta_prioridade: int
+    via_cd: int
+    via_loja: int
 
 
 def _pending_counts(lote_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
@@ -50,32 +90,33 @@ def _pending_counts(lote_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
     return {lid: int(c) for lid, c in db.session.execute(stmt)}
 
 
-def lote_out(
+def lote_resumo(
     lote: Lote, *, pending: int | None = None, newest_id: uuid.UUID | None = None, recs=None
-) -> dict:
-    """LoteOut: status derived from the active pending ones, `novo` for the newest until 7 days old."""
+) -> LoteResumo:
+    """The batch, status derived from the active pending ones, `novo` for the newest until 7 days old."""
     if pending is None:
         pending = _pending_counts([lote.id]).get(lote.id, 0)
     if newest_id is None:
         last = newest_lote()
         newest_id = last.id if last else None
-    return {
-        "id": lote.id,
-        "semana": lote.semana,
-        "periodo": f"{lote.inicio.isoformat()}/{lote.fim.isoformat()}",
-        "criadoEm": _iso_utc(lote.created_at),
-        "status": "aberto" if pending else "concluido",
-        "novo": lote.id == newest_id and utcnow() - lote.created_at < NEW_FOR,
-        "recomendacoes": recs or [],
-    }
+    return LoteResumo(
+        id=lote.id,
+        semana=lote.semana,
+        inicio=lote.inicio,
+        fim=lote.fim,
+        criado_em=lote.created_at,
+        status="aberto" if pending else "concluido",
+        novo=lote.id == newest_id and utcnow() - lote.created_at < NEW_FOR,
+        recomendacoes=recs or [],
+    )
 
 
-def list_lotes() -> list[dict]:
+def list_lotes() -> list[LoteResumo]:
     """Every batch, newest week first, without their recommendations."""
     lotes = list(db.session.scalars(select(Lote).order_by(Lote.inicio.desc())))
     counts = _pending_counts([lote.id for lote in lotes])
     newest_id = lotes[0].id if lotes else None
-    return [lote_out(lote, pending=counts.get(lote.id, 0), newest_id=newest_id) for lote in lotes]
+    return [lote_resumo(lote, pending=counts.get(lote.id, 0), newest_id=newest_id) for lote in lotes]
 
 
 def _active_where(lote_id: uuid.UUID, user: User) -> list:
@@ -86,7 +127,7 @@ def _active_where(lote_id: uuid.UUID, user: User) -> list:
     return where
 
 
-def fluxo(lote_id: uuid.UUID, user: User) -> list[dict]:
+def fluxo(lote_id: uuid.UUID, user: User) -> list[NodoFluxo]:
     """Units and recommendations leaving and arriving at each node of the batch's active ones.
 
     Only nodes that send or receive appear; CDs first, then stores, each by name.
@@ -105,21 +146,10 @@ def fluxo(lote_id: uuid.UUID, user: User) -> list[dict]:
         return []
     lojas = db.session.execute(select(Loja.id, Loja.nome, Loja.is_cd).where(Loja.id.in_(flows.keys()))).all()
     lojas.sort(key=lambda r: (not r.is_cd, r.nome, str(r.id)))
-    return [
-        {
-            "id": r.id,
-            "nome": r.nome,
-            "isCd": bool(r.is_cd),
-            "totalEnviado": flows[r.id][0],
-            "totalRecebido": flows[r.id][1],
-            "itensEnviados": flows[r.id][2],
-            "itensRecebidos": flows[r.id][3],
-        }
-        for r in lojas
-    ]
+    return [NodoFluxo(r.id, r.nome, bool(r.is_cd), *flows[r.id]) for r in lojas]
 
 
-def totais(lote_id: uuid.UUID, user: User) -> dict:
+def totais(lote_id: uuid.UUID, user: User) -> TotaisLote:
     """Totals of the batch's active recommendations, aggregated by the database."""
     get_lote(lote_id)
 
@@ -137,10 +167,9 @@ def totais(lote_id: uuid.UUID, user: User) -> dict:
             count_if(Recomendacao.tipo_origem == "loja"),
         ).where(*_active_where(lote_id, user))
     ).one()
-    keys = ("totalItens", "totalUnidades", "origens", "destinos", "altaPrioridade", "viaCd", "viaLoja")
-    return {k: int(v) for k, v in zip(keys, row, strict=True)}
+    return TotaisLote(*(int(v) for v in row))
 
 
-def lote_detail(lote_id: uuid.UUID, user: User) -> dict:
+def lote_detail(lote_id: uuid.UUID, user: User) -> LoteResumo:
     lote = get_lote(lote_id)
-    return lote_out(lote, recs=lote_recomendacoes(lote_id, user))
+    return lote_resumo(lote, recs=lote_recomendacoes(lote_id, user))

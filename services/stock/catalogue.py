@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from sqlalchemy import and_, func, or_, select
@@ -16,6 +17,59 @@ from services.stock.rules import get_rules, history_days
 from services.text import contains_any
 
 RECENT_DAYS = 14
+
+
+@dataclass(frozen=True)
+class Contagem:
+    """How many stores, CDs and products the network has."""
+
+    lojas: int
+    cds: int
+    produtos: int
+
+
+@dataclass(frozen=True)
+class PorTamanho:
+    tamanho: str
+    qtd: int
+
+
+@dataclass(frozen=True)
+class EstoqueItem:
+    """A store's stock of one product, every grid size listed (then any size outside the grid)."""
+
+    produto: Produto
+    por_tamanho: list[PorTamanho]
+
+    @property
+    def produto_id(self) -> uuid.UUID:
+        return self.produto.id
+
+    @property
+    def total(self) -> int:
+        return sum(c.qtd for c in self.por_tamanho)
+
+
+@dataclass(frozen=True)
+class VendaDia:
+    data: date
+    qtd: int
+
+
+@dataclass(frozen=True)
+class CelulaEstoque:
+    """One store x product x size: stock, sales over the rules' period and cover."""
+
+    loja: Loja
+    produto: Produto
+    tamanho: str
+    estoque: int
+    periodo_dias: int
+    vendas_periodo: int
+    venda_media_diaria: float
+    dias_cobertura: float | None  # None when nothing sold
+    em_campanha: bool
+    ultimas_vendas: list[VendaDia]  # oldest first, zeros included
 
 
 def list_lojas(q: str | None = None) -> list[Loja]:
@@ -41,14 +95,14 @@ def produtos_by_id(produto_ids) -> dict[uuid.UUID, Produto]:
     return {p.id: p for p in db.session.scalars(select(Produto).where(Produto.id.in_(ids)))}
 
 
-def counts() -> dict[str, int]:
+def counts() -> Contagem:
     """How many stores, CDs and products the network has."""
     lojas = dict(db.session.execute(select(Loja.is_cd, func.count()).group_by(Loja.is_cd)).all())
-    return {
-        "lojas": lojas.get(False, 0),
-        "cds": lojas.get(True, 0),
-        "produtos": db.session.scalar(select(func.count()).select_from(Produto)) or 0,
-    }
+    return Contagem(
+        lojas=lojas.get(False, 0),
+        cds=lojas.get(True, 0),
+        produtos=db.session.scalar(select(func.count()).select_from(Produto)) or 0,
+    )
 
 
 def get_loja(loja_id: uuid.UUID) -> Loja:
@@ -73,14 +127,9 @@ def size_order(produto: Produto, tamanho: str) -> tuple[int, str]:
         return (len(produto.tamanhos), tamanho)
 
 
-def estoque_da_loja(loja_id: uuid.UUID) -> list[dict]:
-    """One entry per product the store has a stock record of, every grid size listed."""
-    return [item for _produto, item in estoque_por_produto(loja_id)]
-
-
-def estoque_por_produto(loja_id: uuid.UUID, q: str | None = None) -> list[tuple[Produto, dict]]:
-    """``estoque_da_loja`` with each entry's product; ``q`` keeps the products whose name,
-    SKU or brand contains it (ignoring case)."""
+def estoque_da_loja(loja_id: uuid.UUID, q: str | None = None) -> list[EstoqueItem]:
+    """One entry per product the store has a stock record of, by name and SKU; ``q`` keeps the
+    products whose name, SKU or brand contains it (ignoring case)."""
     get_loja(loja_id)
     stmt = (
         select(Estoque.produto_id, Estoque.tamanho, Estoque.qtd)
@@ -96,17 +145,7 @@ def estoque_por_produto(loja_id: uuid.UUID, q: str | None = None) -> list[tuple[
     for produto in sorted(produtos_by_id(per_product).values(), key=lambda p: (p.nome, p.sku)):
         held = per_product[produto.id]
         sizes = list(produto.tamanhos) + sorted(set(held) - set(produto.tamanhos))
-        por_tamanho = [{"tamanho": t, "qtd": held.get(t, 0)} for t in sizes]
-        items.append(
-            (
-                produto,
-                {
-                    "produtoId": produto.id,
-                    "porTamanho": por_tamanho,
-                    "total": sum(c["qtd"] for c in por_tamanho),
-                },
-            )
-        )
+        items.append(EstoqueItem(produto, [PorTamanho(t, held.get(t, 0)) for t in sizes]))
     return items
 
 
@@ -123,7 +162,7 @@ def in_campaign(produto_id: uuid.UUID, loja_id: uuid.UUID, on: date) -> bool:
     return found is not None
 
 
-def cell_detail(loja_id: uuid.UUID, produto_id: uuid.UUID, tamanho: str) -> dict:
+def cell_detail(loja_id: uuid.UUID, produto_id: uuid.UUID, tamanho: str) -> CelulaEstoque:
     """Stock, recent sales and cover of one store x product x size."""
     loja = get_loja(loja_id)
     produto = get_produto(produto_id)
@@ -163,21 +202,18 @@ def cell_detail(loja_id: uuid.UUID, produto_id: uuid.UUID, tamanho: str) -> dict
     media = vendas_periodo / periodo
     estoque = qtd or 0
     recent = [
-        {"data": ref - timedelta(days=i), "qtd": int(sales.get(ref - timedelta(days=i), 0))}
+        VendaDia(ref - timedelta(days=i), int(sales.get(ref - timedelta(days=i), 0)))
         for i in range(RECENT_DAYS, 0, -1)
     ]
-    return {
-        "lojaId": loja.id,
-        "lojaNome": loja.nome,
-        "produtoId": produto.id,
-        "sku": produto.sku,
-        "produtoNome": produto.nome,
-        "tamanho": tamanho,
-        "estoque": estoque,
-        "periodoDias": periodo,
-        "vendasPeriodo": int(vendas_periodo),
-        "vendaMediaDiaria": round(media, 3),
-        "diasCobertura": round(estoque / media, 1) if media > 0 else None,
-        "emCampanha": in_campaign(produto.id, loja.id, ref),
-        "ultimasVendas": recent,
-    }
+    return CelulaEstoque(
+        loja=loja,
+        produto=produto,
+        tamanho=tamanho,
+        estoque=estoque,
+        periodo_dias=periodo,
+        vendas_periodo=int(vendas_periodo),
+        venda_media_diaria=round(media, 3),
+        dias_cobertura=round(estoque / media, 1) if media > 0 else None,
+        em_campanha=in_campaign(produto.id, loja.id, ref),
+        ultimas_vendas=recent,
+    )

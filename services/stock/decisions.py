@@ -177,15 +177,37 @@ def get_recomendacao(rid: uuid.UUID, user: User, *, lote_id: uuid.UUID | None = 
     return rec
 
 
-# Filters of the list: the API's query names, matched exactly.
-FILTER_COLUMNS = {
-    "produtoId": Recomendacao.produto_id,
-    "lojaDestinoId": Recomendacao.destino_id,
-    "origemId": Recomendacao.origem_id,
-    "prioridade": Recomendacao.prioridade,
-    "status": Recomendacao.status,
-    "tipoOrigem": Recomendacao.tipo_origem,
-}
+@dataclass(frozen=True)
+class FiltroRecomendacoes:
+    """What a list of recommendations keeps, in which order, and which page of it.
+
+    The filters match exactly; ``None`` does not filter. ``ordem`` is one of ``SORTS``.
+    """
+
+    lote_id: uuid.UUID | None = None  # the newest batch when None
+    produto_id: uuid.UUID | None = None
+    destino_id: uuid.UUID | None = None
+    origem_id: uuid.UUID | None = None
+    prioridade: str | None = None
+    status: str | None = None
+    tipo_origem: str | None = None
+    vetado: bool | None = None
+    ordem: str = "prioridade"
+    desc: bool = False
+    limite: int | None = None
+    offset: int = 0
+
+
+# The exact-match filters: attribute of ``FiltroRecomendacoes`` and the column it matches.
+FILTER_COLUMNS = (
+    ("produto_id", Recomendacao.produto_id),
+    ("destino_id", Recomendacao.destino_id),
+    ("origem_id", Recomendacao.origem_id),
+    ("prioridade", Recomendacao.prioridade),
+    ("status", Recomendacao.status),
+    ("tipo_origem", Recomendacao.tipo_origem),
+    ("vetado", Recomendacao.vetado),
+)
 # Orders of the list besides its own (``prioridade``); ties keep the list order.
 SORTS = (
     "prioridade",
@@ -200,9 +222,9 @@ SORTS = (
 )
 
 
-def _listed(user: User, filters: dict[str, Any]):
+def _listed(user: User, filtro: FiltroRecomendacoes):
     """The statement of the list's rows (``None`` when there is no batch at all)."""
-    lote_id = filters.get("loteId")
+    lote_id = filtro.lote_id
     if lote_id is None:
         lote = newest_lote()
         if lote is None:
@@ -211,31 +233,30 @@ def _listed(user: User, filters: dict[str, Any]):
     else:
         get_lote(lote_id)
     stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id)
-    for name, column in FILTER_COLUMNS.items():
-        if filters.get(name) is not None:
-            stmt = stmt.where(column == filters[name])
-    if filters.get("vetado") is not None:
-        stmt = stmt.where(Recomendacao.vetado == filters["vetado"])
+    for name, column in FILTER_COLUMNS:
+        value = getattr(filtro, name)
+        if value is not None:
+            stmt = stmt.where(column == value)
     return _scoped(stmt, user)
 
 
-def list_recomendacoes(user: User, filters: dict[str, Any]) -> list[Recomendacao]:
-    """Recommendations of one batch (``loteId``, else the newest), filters matching exactly.
+def list_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> list[Recomendacao]:
+    """Recommendations of one batch (``lote_id``, else the newest), filters matching exactly.
 
     Order: priority (alta, media, baixa), score descending, then the engine's order;
     ``ordem`` (one of ``SORTS``) and ``desc`` sort by another column, ties in that order.
     ``vetado`` keeps only the vetoed (or only the other) ones. ``limite``/``offset`` page.
     """
-    stmt = _listed(user, filters)
+    stmt = _listed(user, filtro)
     if stmt is None:
         return []
-    stmt = _sorted(stmt, filters.get("ordem") or "prioridade", bool(filters.get("desc")))
-    return _page(stmt, filters.get("limite"), filters.get("offset", 0))
+    stmt = _sorted(stmt, filtro.ordem, filtro.desc)
+    return _page(stmt, filtro.limite, filtro.offset)
 
 
-def count_recomendacoes(user: User, filters: dict[str, Any]) -> int:
-    """How many recommendations ``list_recomendacoes`` finds with ``filters``, all pages together."""
-    stmt = _listed(user, filters)
+def count_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> int:
+    """How many recommendations ``list_recomendacoes`` finds with ``filtro``, all pages together."""
+    stmt = _listed(user, filtro)
     if stmt is None:
         return 0
     return db.session.scalar(select(func.count()).select_from(stmt.subquery())) or 0

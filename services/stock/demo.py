@@ -227,6 +227,12 @@ def existing_accounts() -> list[DemoAccount]:
     ]
 
 
+def demo_people() -> dict[str, User]:
+    """The demo accounts present in the database, by the local part of their address."""
+    emails = {f"{local}@{DEMO_EMAIL_DOMAIN}": local for local, _name, _papel in (*ACCOUNTS, SUPERADMIN)}
+    return {emails[u.email]: u for u in db.session.scalars(select(User).where(User.email.in_(list(emails))))}
+
+
 def store_count() -> int:
     return db.session.scalar(select(func.count()).select_from(Loja)) or 0
 

@@ -28,6 +28,10 @@ class EngineRules:
     peso_estoque: int  # 0-100
     bloqueio_campanha: bool
     horizon_days: int = 14  # sales horizon the transfers are planned for
+    # Shipping, in expected units sold (the engine's only currency): one shipment (an origin ->
+    # destination route in a batch, shared by every item on it) costs custo_envio + custo_km x km.
+    custo_envio: float = 0.0
+    custo_km: float = 0.0
 
 
 @dataclass
@@ -57,6 +61,13 @@ class EngineInput:
     route_factor: np.ndarray  # float32 (N, N), [origin, destination]
     brand_factor: np.ndarray  # float32 (B,)
     category_factor: np.ndarray  # float32 (C,)
+    # Days of the window after each cell's last sale day (0: it sold on the window's last day;
+    # ``history_days`` when it sold nothing). None: unknown, every cell counts as in stock all along. With the stock on hand,
+    # it tells the stock-out days the rates must leave out (see docs/engine.md, censored demand).
+    last_sale_age: np.ndarray | None = None  # int16 (N, K)
+    # Units on their way to each cell (transfers executed and not received): the destination
+    # counts them as stock for the horizon. None: nothing in transit.
+    in_transit: np.ndarray | None = None  # int32 (N, K)
 
 
 @dataclass

@@ -92,6 +92,47 @@ def _replace_untouched(lote: Lote) -> tuple[int, list[tuple]]:
     return result.rowcount or 0, kept
 
 
+def write_batch(
+    on: date,
+    out: EngineOutput,
+    net: Network,
+    risk: tuple[int, int, int],
+    *,
+    user: User | None,
+    lock_rules: bool = True,
+) -> GenerationResult:
+    """Write the engine's output as the batch of ``on``'s ISO week (creating or refreshing it). Flushes.
+
+    ``lock_rules`` takes the rules row first, as ``generate`` does for its whole run;
+    the partitioned generation (``services.stock.partitions``) writes through here
+    once every partition is computed, in one transaction."""
+    if lock_rules:
+        get_rules(for_update=True)
+    semana, inicio, fim = iso_week(on)
+    lote = db.session.scalar(select(Lote).where(Lote.semana == semana).with_for_update())
+    regenerado = lote is not None
+    substituidas, kept_rows = 0, []
+    now = utcnow()
+    if lote is None:
+        lote = Lote(semana=semana, inicio=inicio, fim=fim, data=on, gerado_em=now, geracoes=1)
+        lote.criado_por_id = user.id if user is not None else None
+        db.session.add(lote)
+        db.session.flush()
+    else:
+        substituidas, kept_rows = _replace_untouched(lote)
+        lote.data = on
+        lote.gerado_em = now
+        lote.geracoes += 1
+    lote.tamanhos_em_risco, lote.lojas_em_risco, lote.rupturas = risk
+    db.session.flush()
+    keep = _kept_mask(out, net, set(kept_rows))
+    written = storage.insert_recommendations(out, net, keep, lote.id, on)
+    db.session.flush()
+    return GenerationResult(
+        lote=lote, novas=written, mantidas=len(kept_rows), substituidas=substituidas, regenerado=regenerado
+    )
+
+
 def generate(on: date, *, user: User | None = None, progress: Progress | None = None) -> GenerationResult:
     """Generate (or refresh) the batch of the ISO week of ``on``. Flushes; the caller commits.
 
@@ -119,36 +160,10 @@ def generate(on: date, *, user: User | None = None, progress: Progress | None = 
 
     report("gravacao", 0.8)
     t0 = time.perf_counter()
-    semana, inicio, fim = iso_week(on)
-    lote = db.session.scalar(select(Lote).where(Lote.semana == semana).with_for_update())
-    regenerado = lote is not None
-    substituidas, kept_rows = 0, []
-    now = utcnow()
-    if lote is None:
-        lote = Lote(semana=semana, inicio=inicio, fim=fim, data=on, gerado_em=now, geracoes=1)
-        lote.criado_por_id = user.id if user is not None else None
-        db.session.add(lote)
-        db.session.flush()
-    else:
-        substituidas, kept_rows = _replace_untouched(lote)
-        lote.data = on
-        lote.gerado_em = now
-        lote.geracoes += 1
-    lote.tamanhos_em_risco, lote.lojas_em_risco, lote.rupturas = risk
-    db.session.flush()
-    keep = _kept_mask(out, net, set(kept_rows))
-    written = storage.insert_recommendations(out, net, keep, lote.id, on)
-    db.session.flush()
-    timings["write"] = time.perf_counter() - t0
+    result = write_batch(on, out, net, risk, user=user, lock_rules=False)
+    result.timings = {**timings, "write": time.perf_counter() - t0}
     report("concluido", 1.0)
-    return GenerationResult(
-        lote=lote,
-        novas=written,
-        mantidas=len(kept_rows),
-        substituidas=substituidas,
-        regenerado=regenerado,
-        timings=timings,
-    )
+    return result
 
 
 def generate_batch(on: date, *, user: User | None = None, progress: Progress | None = None) -> Lote:

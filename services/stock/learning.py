@@ -119,45 +119,74 @@ def engine_factors(
     return route, brand, category
 
 
-def _entry(chave: str, g: Group, origem=None, destino=None) -> dict:
-    return {
-        "chave": chave,
-        "origemId": origem,
-        "destinoId": destino,
-        "decididas": g.decididas,
-        "aceitas": g.aceitas,
-        "rejeitadas": g.rejeitadas,
-        "taxaAceitacao": round(g.aceitas / g.decididas, 4) if g.decididas else 0.0,
-        "fator": round(g.fator, 4),
-        "ajustePercentual": round((1 - g.fator) * 100, 1),
-    }
+@dataclass(frozen=True)
+class FatorAprendizado:
+    """One route, brand or category: its decisions and the score factor they give."""
+
+    chave: str
+    origem_id: uuid.UUID | None  # routes only
+    destino_id: uuid.UUID | None
+    decididas: int
+    aceitas: int
+    rejeitadas: int
+    taxa_aceitacao: float
+    fator: float
+    ajuste_percentual: float
 
 
-def aprendizado(on: date) -> dict:
+@dataclass(frozen=True)
+class Aprendizado:
+    """The learning metric: every group with decisions, strongest penalty first."""
+
+    janela_dias: int
+    metodo: str
+    decididas: int
+    taxa_aceitacao: float | None
+    rotas: list[FatorAprendizado]
+    marcas: list[FatorAprendizado]
+    categorias: list[FatorAprendizado]
+
+
+def _entry(chave: str, g: Group, origem=None, destino=None) -> FatorAprendizado:
+    return FatorAprendizado(
+        chave=chave,
+        origem_id=origem,
+        destino_id=destino,
+        decididas=g.decididas,
+        aceitas=g.aceitas,
+        rejeitadas=g.rejeitadas,
+        taxa_aceitacao=round(g.aceitas / g.decididas, 4) if g.decididas else 0.0,
+        fator=round(g.fator, 4),
+        ajuste_percentual=round((1 - g.fator) * 100, 1),
+    )
+
+
+def penalty_order(entry: FatorAprendizado) -> tuple:
+    """Strongest penalty first, then the most decided, then by name."""
+    return (-entry.ajuste_percentual, -entry.decididas, entry.chave)
+
+
+def aprendizado(on: date) -> Aprendizado:
     """The learning metric: every group with decisions, strongest penalty first."""
     stats = decision_stats(on)
     nomes = dict(db.session.execute(select(Loja.id, Loja.nome)).all())
-
-    def order(entry: dict) -> tuple:
-        return (-entry["ajustePercentual"], -entry["decididas"], entry["chave"])
-
     rotas = sorted(
         (
             _entry(f"{nomes.get(g.key[0], '?')} → {nomes.get(g.key[1], '?')}", g, g.key[0], g.key[1])
             for g in stats.rotas
         ),
-        key=order,
+        key=penalty_order,
     )
-    marcas = sorted((_entry(g.key[0], g) for g in stats.marcas), key=order)
-    categorias = sorted((_entry(g.key[0], g) for g in stats.categorias), key=order)
+    marcas = sorted((_entry(g.key[0], g) for g in stats.marcas), key=penalty_order)
+    categorias = sorted((_entry(g.key[0], g) for g in stats.categorias), key=penalty_order)
     aceitas = sum(g.aceitas for g in stats.marcas)
     decididas = sum(g.decididas for g in stats.marcas)
-    return {
-        "janelaDias": WINDOW_DAYS,
-        "metodo": METHOD,
-        "decididas": decididas,
-        "taxaAceitacao": round(aceitas / decididas, 4) if decididas else None,
-        "rotas": rotas,
-        "marcas": marcas,
-        "categorias": categorias,
-    }
+    return Aprendizado(
+        janela_dias=WINDOW_DAYS,
+        metodo=METHOD,
+        decididas=decididas,
+        taxa_aceitacao=round(aceitas / decididas, 4) if decididas else None,
+        rotas=rotas,
+        marcas=marcas,
+        categorias=categorias,
+    )

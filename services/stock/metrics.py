@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -25,6 +26,108 @@ from services.stock.rules import get_rules, history_days
 RISK_COVER_DAYS = 7  # a cell with less cover than this is "at risk"
 VALIDACAO_ITEMS = 100
 _active_pending = (Recomendacao.status == "pendente") & (Recomendacao.vetado == false())
+
+
+@dataclass(frozen=True)
+class Kpis:
+    """Headline numbers of the dashboard (``KpisDashboard`` on the wire)."""
+
+    lote_atual_id: uuid.UUID | None
+    semana_atual: str | None
+    lote_atual_status: str | None
+    pendentes: int
+    aprovadas: int
+    executadas: int
+    recusadas: int
+    vetadas: int
+    taxa_aprovacao: float | None
+    itens_lote_atual: int
+    unidades_lote_atual: int
+    unidades_pendentes_lote_atual: int
+    alta_prioridade_pendentes: int
+    lojas_em_risco: int
+    tamanhos_em_risco: int
+    rupturas: int
+    risco_em: date
+    periodo_dias: int
+
+
+@dataclass(frozen=True)
+class ValidacaoItem:
+    """One executed transfer and how it sold at its destination since."""
+
+    recomendacao_id: uuid.UUID
+    produto: str
+    tamanho: str
+    origem: str
+    destino: str
+    qtd: int
+    executada_em: date | None
+    vendidas_destino: int
+    sell_through: float
+    estoque_destino_atual: int
+
+
+@dataclass(frozen=True)
+class Validacao:
+    transferencias_executadas: int
+    unidades_transferidas: int
+    unidades_vendidas_destino: int
+    sell_through_medio: float | None
+    com_venda: int
+    sem_venda: int
+    itens: list[ValidacaoItem]
+
+
+@dataclass(frozen=True)
+class SemanaEfetividade:
+    """One ISO week's batch: what it proposed and what came of it."""
+
+    semana: str
+    lote_id: uuid.UUID
+    geradas: int
+    aprovadas: int
+    executadas: int
+    recusadas: int
+    vetadas: int
+    pendentes: int
+    unidades_movidas: int
+    rupturas_evitadas: int
+    taxa_aprovacao: float | None
+
+
+@dataclass(frozen=True)
+class EfetividadeSemanal:
+    semanas: list[SemanaEfetividade]  # newest week first
+
+
+@dataclass(frozen=True)
+class ResultadoDetalhe:
+    """What happened after a decision, in numbers."""
+
+    executada_em: date | None
+    dias_desde_execucao: int | None
+    vendidas_destino: int | None
+    sell_through: float | None
+    estoque_destino_atual: int
+
+
+@dataclass(frozen=True)
+class HistoricoItem:
+    """One decided recommendation as the history shows it."""
+
+    id: uuid.UUID
+    data: date
+    produto: str  # name, colour and size
+    destino: str
+    origem: str
+    qtd: int
+    usuario: str
+    status: str  # ``vetada`` when vetoed, else the recommendation's status
+    resultado: str
+    resultado_detalhe: ResultadoDetalhe
+    motivo_veto: str | None
+    lote_id: uuid.UUID
 
 
 def _count(cond):
@@ -72,7 +175,7 @@ def _stock_at_destination(rec_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
 # --- kpis-dashboard --------------------------------------------------------------------------
 
 
-def kpis_dashboard() -> dict:
+def kpis_dashboard() -> Kpis:
     ref = today()
     periodo = history_days(get_rules())
     counts = db.session.execute(
@@ -108,26 +211,26 @@ def kpis_dashboard() -> dict:
         risk_day = lote.data
     else:
         risk, risk_day = _live_risk(ref, periodo), ref
-    return {
-        "loteAtualId": lote.id if lote else None,
-        "semanaAtual": lote.semana if lote else None,
-        "loteAtualStatus": status,
-        "pendentes": pendentes,
-        "aprovadas": aprovadas,
-        "executadas": executadas,
-        "recusadas": recusadas,
-        "vetadas": vetadas,
-        "taxaAprovacao": round((aprovadas + executadas) / decididas, 4) if decididas else None,
-        "itensLoteAtual": itens,
-        "unidadesLoteAtual": unidades,
-        "unidadesPendentesLoteAtual": unidades_pendentes,
-        "altaPrioridadePendentes": alta,
-        "lojasEmRisco": int(risk[1]),
-        "tamanhosEmRisco": int(risk[0]),
-        "rupturas": int(risk[2]),
-        "riscoEm": risk_day,
-        "periodoDias": periodo,
-    }
+    return Kpis(
+        lote_atual_id=lote.id if lote else None,
+        semana_atual=lote.semana if lote else None,
+        lote_atual_status=status,
+        pendentes=pendentes,
+        aprovadas=aprovadas,
+        executadas=executadas,
+        recusadas=recusadas,
+        vetadas=vetadas,
+        taxa_aprovacao=round((aprovadas + executadas) / decididas, 4) if decididas else None,
+        itens_lote_atual=itens,
+        unidades_lote_atual=unidades,
+        unidades_pendentes_lote_atual=unidades_pendentes,
+        alta_prioridade_pendentes=alta,
+        lojas_em_risco=int(risk[1]),
+        tamanhos_em_risco=int(risk[0]),
+        rupturas=int(risk[2]),
+        risco_em=risk_day,
+        periodo_dias=periodo,
+    )
 
 
 def risk_figures(inputs: EngineInput) -> tuple[int, int, int]:
@@ -178,7 +281,7 @@ def _live_risk(ref: date, periodo: int) -> tuple[int, int, int]:
 # --- validacao -------------------------------------------------------------------------------
 
 
-def validacao() -> dict:
+def validacao() -> Validacao:
     sold = _sold_since_execution([])
     origem, destino = aliased(Loja), aliased(Loja)
     recs = db.session.execute(
@@ -199,34 +302,34 @@ def validacao() -> dict:
     for rec, produto_nome, origem_nome, destino_nome in shown:
         v = sold.get(rec.id, 0)
         itens.append(
-            {
-                "recomendacaoId": rec.id,
-                "produto": produto_nome,
-                "tamanho": rec.tamanho,
-                "origem": origem_nome,
-                "destino": destino_nome,
-                "qtd": rec.quantidade,
-                "executadaEm": rec.executada_data,
-                "vendidasDestino": v,
-                "sellThrough": round(min(v, rec.quantidade) / rec.quantidade, 4),
-                "estoqueDestinoAtual": stock.get(rec.id, 0),
-            }
+            ValidacaoItem(
+                recomendacao_id=rec.id,
+                produto=produto_nome,
+                tamanho=rec.tamanho,
+                origem=origem_nome,
+                destino=destino_nome,
+                qtd=rec.quantidade,
+                executada_em=rec.executada_data,
+                vendidas_destino=v,
+                sell_through=round(min(v, rec.quantidade) / rec.quantidade, 4),
+                estoque_destino_atual=stock.get(rec.id, 0),
+            )
         )
-    return {
-        "transferenciasExecutadas": len(recs),
-        "unidadesTransferidas": total_qtd,
-        "unidadesVendidasDestino": vendidas,
-        "sellThroughMedio": round(absorbed / total_qtd, 4) if total_qtd else None,
-        "comVenda": com_venda,
-        "semVenda": len(recs) - com_venda,
-        "itens": itens,
-    }
+    return Validacao(
+        transferencias_executadas=len(recs),
+        unidades_transferidas=total_qtd,
+        unidades_vendidas_destino=vendidas,
+        sell_through_medio=round(absorbed / total_qtd, 4) if total_qtd else None,
+        com_venda=com_venda,
+        sem_venda=len(recs) - com_venda,
+        itens=itens,
+    )
 
 
 # --- efetividade-semanal ---------------------------------------------------------------------
 
 
-def efetividade_semanal() -> dict:
+def efetividade_semanal() -> EfetividadeSemanal:
     rows = db.session.execute(
         select(
             Lote.id,
@@ -260,24 +363,24 @@ def efetividade_semanal() -> dict:
     for lote_id, semana, geradas, aprovadas, executadas, recusadas, vetadas, pendentes, unidades in rows:
         decididas = int(aprovadas) + int(recusadas) + int(vetadas)
         semanas.append(
-            {
-                "semana": semana,
-                "loteId": lote_id,
-                "geradas": int(geradas),
-                "aprovadas": int(aprovadas),
-                "executadas": int(executadas),
-                "recusadas": int(recusadas),
-                "vetadas": int(vetadas),
-                "pendentes": int(pendentes),
-                "unidadesMovidas": int(unidades),
-                "rupturasEvitadas": avoided.get(lote_id, 0),
-                "taxaAprovacao": round(int(aprovadas) / decididas, 4) if decididas else None,
-            }
+            SemanaEfetividade(
+                semana=semana,
+                lote_id=lote_id,
+                geradas=int(geradas),
+                aprovadas=int(aprovadas),
+                executadas=int(executadas),
+                recusadas=int(recusadas),
+                vetadas=int(vetadas),
+                pendentes=int(pendentes),
+                unidades_movidas=int(unidades),
+                rupturas_evitadas=avoided.get(lote_id, 0),
+                taxa_aprovacao=round(int(aprovadas) / decididas, 4) if decididas else None,
+            )
         )
-    return {"semanas": semanas}
+    return EfetividadeSemanal(semanas)
 
 
-def aprendizado() -> dict:
+def aprendizado() -> learning.Aprendizado:
     return learning.aprendizado(today())
 
 
@@ -290,18 +393,17 @@ def _business_day(moment: datetime | None, fallback: date) -> date:
     return moment.astimezone(ZoneInfo(current_app.config["TIMEZONE"])).date()
 
 
-def _resultado(rec: Recomendacao, vendidas: int | None, estoque: int, ref: date) -> tuple[str, dict]:
-    detalhe = {
-        "executadaEm": rec.executada_data,
-        "diasDesdeExecucao": (ref - rec.executada_data).days if rec.executada_data else None,
-        "vendidasDestino": vendidas if rec.status == "executada" else None,
-        "sellThrough": (
-            round(min(vendidas or 0, rec.quantidade) / rec.quantidade, 4)
-            if rec.status == "executada"
-            else None
-        ),
-        "estoqueDestinoAtual": estoque,
-    }
+def _resultado(
+    rec: Recomendacao, vendidas: int | None, estoque: int, ref: date
+) -> tuple[str, ResultadoDetalhe]:
+    executada = rec.status == "executada"
+    detalhe = ResultadoDetalhe(
+        executada_em=rec.executada_data,
+        dias_desde_execucao=(ref - rec.executada_data).days if rec.executada_data else None,
+        vendidas_destino=vendidas if executada else None,
+        sell_through=round(min(vendidas or 0, rec.quantidade) / rec.quantidade, 4) if executada else None,
+        estoque_destino_atual=estoque,
+    )
     if rec.vetado:
         texto = f"Vetada ({rec.motivo_veto}); nada foi movido. Estoque atual no destino: {estoque}."
     elif rec.status == "executada" and rec.executada_data is None:
@@ -310,7 +412,7 @@ def _resultado(rec: Recomendacao, vendidas: int | None, estoque: int, ref: date)
     elif rec.status == "executada":
         texto = (
             f"{vendidas} de {rec.quantidade} unidades vendidas no destino desde a execução em "
-            f"{rec.executada_data.isoformat()} ({detalhe['diasDesdeExecucao']} dias); estoque atual no destino: {estoque}."
+            f"{rec.executada_data.isoformat()} ({detalhe.dias_desde_execucao} dias); estoque atual no destino: {estoque}."
         )
     elif rec.status == "aprovada":
         texto = f"Aprovada, aguardando execução. Estoque atual no destino: {estoque}."
@@ -319,7 +421,7 @@ def _resultado(rec: Recomendacao, vendidas: int | None, estoque: int, ref: date)
     return texto, detalhe
 
 
-def historico(user: User, status: str | None, limit: int) -> list[dict]:
+def historico(user: User, status: str | None, limit: int) -> list[HistoricoItem]:
     """Decided recommendations (approved, executed, refused or vetoed), latest decision first."""
     origem, destino = aliased(Loja), aliased(Loja)
     stmt = (
@@ -348,19 +450,19 @@ def historico(user: User, status: str | None, limit: int) -> list[dict]:
     for rec, produto_nome, origem_nome, destino_nome in rows:
         texto, detalhe = _resultado(rec, sold.get(rec.id, 0), stock.get(rec.id, 0), ref)
         out.append(
-            {
-                "id": rec.id,
-                "data": _business_day(rec.ultima_acao_em, rec.data),
-                "produto": f"{produto_nome} {rec.cor} {rec.tamanho}",
-                "destino": destino_nome,
-                "origem": origem_nome,
-                "qtd": rec.quantidade,
-                "usuario": rec.ultima_acao_por_nome or "",
-                "status": "vetada" if rec.vetado else rec.status,
-                "resultado": texto,
-                "resultadoDetalhe": detalhe,
-                "motivoVeto": rec.motivo_veto,
-                "loteId": rec.lote_id,
-            }
+            HistoricoItem(
+                id=rec.id,
+                data=_business_day(rec.ultima_acao_em, rec.data),
+                produto=f"{produto_nome} {rec.cor} {rec.tamanho}",
+                destino=destino_nome,
+                origem=origem_nome,
+                qtd=rec.quantidade,
+                usuario=rec.ultima_acao_por_nome or "",
+                status="vetada" if rec.vetado else rec.status,
+                resultado=texto,
+                resultado_detalhe=detalhe,
+                motivo_veto=rec.motivo_veto,
+                lote_id=rec.lote_id,
+            )
         )
     return out

@@ -62,7 +62,14 @@ RULE_FIELDS: tuple[RuleField, ...] = (
     RuleField("qtdMaxima", "qtd_maxima", 15, **_QUANTITY),
     RuleField("lojasBloqueadas", "lojas_bloqueadas", ()),
     RuleField("marcasBloqueadas", "marcas_bloqueadas", ()),
+    # Shipping, in thousandths of an expected unit sold (the engine's currency): a shipment
+    # (one origin -> destination route in a batch, shared by all its items) costs
+    # custoEnvio + custoKm x km. The defaults keep long trips of small lots out.
+    RuleField("custoEnvio", "custo_envio", 300, minimum=0, maximum=100_000),
+    RuleField("custoKm", "custo_km", 1, minimum=0, maximum=10_000),
 )
+# What one unit of custoEnvio and custoKm is worth, in expected units sold.
+COST_SCALE = 1000
 RULES: dict[str, RuleField] = {rule.name: rule for rule in RULE_FIELDS}
 
 
@@ -102,46 +109,58 @@ def engine_rules(rules: RegrasRemanejamento) -> EngineRules:
         peso_giro=rules.peso_giro,
         peso_estoque=rules.peso_estoque,
         bloqueio_campanha=rules.bloqueio_campanha,
+        custo_envio=rules.custo_envio / COST_SCALE,
+        custo_km=rules.custo_km / COST_SCALE,
     )
 
 
-# --- the rules through the API -----------------------------------------------------------------
+# --- changing the rules ------------------------------------------------------------------------
 
 
-def rules_out(rules: RegrasRemanejamento | None = None) -> dict:
-    rules = rules or get_rules()
-    out = {}
-    for rule in RULE_FIELDS:
-        value = getattr(rules, rule.column)
-        out[rule.name] = list(value or []) if rule.is_list else value
-    return out
+@dataclass(frozen=True)
+class NovasRegras:
+    """A complete set of rules to save (what ``PUT /regras`` and the rules page load)."""
+
+    priorizar_cd: bool
+    qtd_minima: int
+    periodo: str
+    peso_distancia: int
+    peso_giro: int
+    peso_estoque: int
+    bloqueio_campanha: bool
+    qtd_maxima: int
+    lojas_bloqueadas: list[str]  # store ids as given; checked here against the stores
+    marcas_bloqueadas: list[str]
+    custo_envio: int = RULES["custoEnvio"].default
+    custo_km: int = RULES["custoKm"].default
 
 
-def update_rules(body: dict[str, Any], user: User) -> dict:
-    """Replace the rules (fields left out take their defaults); checks that need the database.
-    Only a stock ``admin`` changes them."""
+def update_rules(novas: NovasRegras, user: User) -> RegrasRemanejamento:
+    """Replace the rules; checks that need the database. Only a stock ``admin`` changes them.
+
+    Errors name the API's fields (``RuleField.name``), all of them at once."""
     ensure_stock_access(user, "admin")
     errors: list[FieldError] = []
-    if body["qtdMinima"] > body["qtdMaxima"]:
+    if novas.qtd_minima > novas.qtd_maxima:
         errors.append(FieldError(("body", "qtdMinima"), "qtdMinima deve ser menor ou igual a qtdMaxima"))
-    if body["pesoDistancia"] + body["pesoGiro"] + body["pesoEstoque"] == 0:
+    if novas.peso_distancia + novas.peso_giro + novas.peso_estoque == 0:
         errors.append(FieldError(("body", "pesoDistancia"), "Pelo menos um peso deve ser maior que zero"))
-    lojas = _existing_lojas(body["lojasBloqueadas"], errors)
+    lojas = _existing_lojas(novas.lojas_bloqueadas, errors)
     if errors:
         raise ValidationFailed(errors)
     marcas: list[str] = []
-    for marca in body["marcasBloqueadas"]:
+    for marca in novas.marcas_bloqueadas:
         if marca.strip() and marca.strip() not in marcas:
             marcas.append(marca.strip())
     rules = get_rules(for_update=True)
     for rule in RULE_FIELDS:
         if not rule.is_list:
-            setattr(rules, rule.column, body[rule.name])
+            setattr(rules, rule.column, getattr(novas, rule.column))
     rules.lojas_bloqueadas = lojas
     rules.marcas_bloqueadas = marcas
     rules.updated_by_id = user.id
     db.session.flush()
-    return rules_out(rules)
+    return rules
 
 
 def _existing_lojas(values: list[str], errors: list[FieldError]) -> list[str]:
@@ -184,17 +203,23 @@ def next_due(cadence: str, last: Lote | None, ref: date) -> date:
     return (first + timedelta(days=32)).replace(day=1)
 
 
-def cadence_out(ref: date | None = None) -> dict:
+@dataclass(frozen=True)
+class Cadencia:
+    cadence: str
+    proximo_lote: date  # first day on which ``flask batches run-due`` generates the next batch
+
+
+def get_cadence(ref: date | None = None) -> Cadencia:
     rules = get_rules()
     ref = ref or today()
-    return {"cadence": rules.cadence, "proximoLote": max(ref, next_due(rules.cadence, newest_lote(), ref))}
+    return Cadencia(rules.cadence, max(ref, next_due(rules.cadence, newest_lote(), ref)))
 
 
-def set_cadence(cadence: str, user: User) -> dict:
+def set_cadence(cadence: str, user: User) -> Cadencia:
     """Only a stock ``admin`` changes how often batches are generated."""
     ensure_stock_access(user, "admin")
     rules = get_rules(for_update=True)
     rules.cadence = cadence
     rules.updated_by_id = user.id
     db.session.flush()
-    return cadence_out()
+    return get_cadence()

@@ -18,7 +18,7 @@ from models.auth import User
 from models.remanejamento import Recomendacao
 from models.stock import Loja, Produto
 from services.stock import catalogue
-from services.stock.decisions import get_lote, list_recomendacoes
+from services.stock.decisions import FiltroRecomendacoes, get_lote, list_recomendacoes
 
 HEADER = ("SKU", "Produto", "Cor", "Tamanho", "Quantidade", "Destino", "Cidade do destino")
 # What a spreadsheet would run as a formula starts with one of these.
@@ -43,10 +43,8 @@ def secoes(lote_id: uuid.UUID, user: User, origem_id: uuid.UUID | None = None) -
 
 
 def _approved(lote_id: uuid.UUID, user: User, origem_id: uuid.UUID | None) -> list[Recomendacao]:
-    filters: dict[str, Any] = {"loteId": lote_id, "status": "aprovada", "vetado": False}
-    if origem_id is not None:
-        filters["origemId"] = origem_id
-    return list_recomendacoes(user, filters)
+    filtro = FiltroRecomendacoes(lote_id=lote_id, status="aprovada", vetado=False, origem_id=origem_id)
+    return list_recomendacoes(user, filtro)
 
 
 def _group(recs: list[Recomendacao], lojas: dict[uuid.UUID, Loja]) -> list[Secao]:

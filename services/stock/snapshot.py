@@ -136,7 +136,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
     products = _read_products(rules)
     periodo = history_days(rules)
     start, recent = on - timedelta(days=periodo), on - timedelta(days=min(RECENT_DAYS, periodo))
-    stock, sales, sales_recent = read_cells(
+    stock, sales, sales_recent, last_sale_age = read_cells(
         nodes.ids, products.ids, products.item_product, products.item_size, start, recent, on
     )
     campaign = _read_campaigns(on, nodes.index, products.ids)
@@ -159,6 +159,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         route_factor=route_f,
         brand_factor=brand_f,
         category_factor=cat_f,
+        last_sale_age=last_sale_age,
     )
     network = Network(
         node_ids=nodes.ids,
@@ -185,7 +186,8 @@ def read_cells(
     recent: date,
     on: date,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(N, K) stock now, units sold in ``[start, on)`` and in ``[recent, on)``."""
+    """(N, K) stock now, units sold in ``[start, on)`` and in ``[recent, on)``, and the days of the
+    window after each cell's last sale (the whole window when it sold nothing there)."""
     read = _read_cells_postgres if is_postgres() else _read_cells_generic
     return read(node_ids, product_ids, item_product, item_size, start, recent, on)
 
@@ -207,9 +209,11 @@ def _read_cells_generic(node_ids, product_ids, item_product, item_size, start, r
             stock[ni, ki] = qtd
     sales = np.zeros((n, k), dtype=np.float32)
     sales_recent = np.zeros((n, k), dtype=np.float32)
+    age = np.full((n, k), (on - start).days, dtype=np.int16)
     recent_sum = func.sum(Venda.qtd).filter(Venda.data >= recent)
-    for loja_id, produto_id, tamanho, total, last in db.session.execute(
-        select(Venda.loja_id, Venda.produto_id, Venda.tamanho, func.sum(Venda.qtd), recent_sum)
+    last_sale = func.max(Venda.data).filter(Venda.qtd > 0)
+    for loja_id, produto_id, tamanho, total, last, last_day in db.session.execute(
+        select(Venda.loja_id, Venda.produto_id, Venda.tamanho, func.sum(Venda.qtd), recent_sum, last_sale)
         .where(Venda.data >= start, Venda.data < on)
         .group_by(Venda.loja_id, Venda.produto_id, Venda.tamanho)
     ):
@@ -218,7 +222,9 @@ def _read_cells_generic(node_ids, product_ids, item_product, item_size, start, r
         if ki is not None and ni is not None:
             sales[ni, ki] = total or 0
             sales_recent[ni, ki] = last or 0
-    return stock, sales, sales_recent
+            if last_day is not None:
+                age[ni, ki] = (on - last_day).days - 1
+    return stock, sales, sales_recent, age
 
 
 def _binary_ints(buf: bytes | bytearray, columns: int) -> np.ndarray:
@@ -267,22 +273,26 @@ def _read_cells_postgres(node_ids, product_ids, item_product, item_size, start, 
 
         sales = np.zeros((n, k), dtype=np.float32)
         sales_recent = np.zeros((n, k), dtype=np.float32)
+        window = (on - start).days
+        age = np.full((n, k), window, dtype=np.int16)
         # Dates are formatted by us from `date` objects, never from user input.
         buf = _copy_out(
             cur,
             "COPY (SELECT n.i, it.k, SUM(v.qtd)::int4, "
-            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{recent.isoformat()}'), 0)::int4 "
+            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{recent.isoformat()}'), 0)::int4, "
+            f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0), {window})::int4 "
             "FROM vendas v "
             "JOIN _giro_nodes n ON n.id = v.loja_id "
             "JOIN _giro_items it ON it.produto_id = v.produto_id AND it.tamanho = v.tamanho "
             f"WHERE v.data >= DATE '{start.isoformat()}' AND v.data < DATE '{on.isoformat()}' "
             "GROUP BY n.i, it.k) TO STDOUT (FORMAT binary)",
         )
-        cells = _binary_ints(buf, 4)
+        cells = _binary_ints(buf, 5)
         sales[cells[:, 0], cells[:, 1]] = cells[:, 2]
         sales_recent[cells[:, 0], cells[:, 1]] = cells[:, 3]
+        age[cells[:, 0], cells[:, 1]] = cells[:, 4]
         cur.execute("DROP TABLE IF EXISTS _giro_nodes, _giro_items")
-    return stock, sales, sales_recent
+    return stock, sales, sales_recent, age
 
 
 def _copy_out(cur, statement: str) -> bytearray:

@@ -139,7 +139,8 @@ def my_organizations(user: User) -> list[dict]:
     ]
 
 
-def me(user: User) -> dict:
+def account_fields(user: User) -> dict:
+    """What both the account's own profile and the superadmin's list of users show of it."""
     return {
         "id": user.id,
         "name": user.name,
@@ -147,6 +148,12 @@ def me(user: User) -> dict:
         "avatar_url": user.avatar_url,
         "created_at": user.created_at,
         "superadmin": auth_service.is_superadmin(user),
+    }
+
+
+def me(user: User) -> dict:
+    return {
+        **account_fields(user),
         "email_verified": user.email_verified_at is not None,
         "pending_email": user.pending_email,
         "organizations": my_organizations(user),

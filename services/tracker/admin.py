@@ -22,6 +22,7 @@ from services import auth as auth_service
 from services.errors import ForbiddenError, NotFoundError
 from services.text import contains_any
 from services.tracker import plans
+from services.tracker.accounts import account_fields
 from services.tracker.workspaces import apply_workspace_changes
 
 MAX_PER_PAGE = 100
@@ -92,12 +93,7 @@ def stats(actor: User) -> dict:
 
 def _user_row(user: User, organization_count: int) -> dict:
     return {
-        "id": user.id,
-        "name": user.name,
-        "email": user.email,
-        "avatar_url": user.avatar_url,
-        "created_at": user.created_at,
-        "superadmin": auth_service.is_superadmin(user),
+        **account_fields(user),
         "banned": user.banned,
         "organization_count": organization_count,
     }
@@ -194,18 +190,23 @@ def _org_counts():
     return members, issues
 
 
-def list_organizations(actor: User, args: dict) -> Page:
-    require_superadmin(actor)
-    members, issues = _org_counts()
-    query = select(Organization, members, issues).order_by(Organization.created_at.desc(), Organization.slug)
-    if args.get("plan"):
-        query = query.where(Organization.plan_id == args["plan"])
-    condition = contains_any(args.get("q"), Organization.name, Organization.slug)
+def _counted_list(model, counts, to_row, args: dict, equal_to: tuple | None) -> Page:
+    """A page of ``model`` rows (organizations or workspaces) with their counts, newest first;
+    ``q`` searches name and slug, ``equal_to`` is an optional (column, argument) filter."""
+    query = select(model, *counts).order_by(model.created_at.desc(), model.slug)
+    if equal_to is not None and args.get(equal_to[1]):
+        query = query.where(equal_to[0] == args[equal_to[1]])
+    condition = contains_any(args.get("q"), model.name, model.slug)
     if condition is not None:
         query = query.where(condition)
     page = _paginate(query, args)
-    page.items = [_organization_row(*row) for row in page.items]
+    page.items = [to_row(*row) for row in page.items]
     return page
+
+
+def list_organizations(actor: User, args: dict) -> Page:
+    require_superadmin(actor)
+    return _counted_list(Organization, _org_counts(), _organization_row, args, (Organization.plan_id, "plan"))
 
 
 def organization_row(organization_id: uuid.UUID) -> dict:
@@ -276,16 +277,9 @@ def _workspace_counts():
 
 def list_workspaces(actor: User, args: dict) -> Page:
     require_superadmin(actor)
-    projects, issues = _workspace_counts()
-    query = select(Workspace, projects, issues).order_by(Workspace.created_at.desc(), Workspace.slug)
-    if args.get("organization_id"):
-        query = query.where(Workspace.organization_id == args["organization_id"])
-    condition = contains_any(args.get("q"), Workspace.name, Workspace.slug)
-    if condition is not None:
-        query = query.where(condition)
-    page = _paginate(query, args)
-    page.items = [_workspace_row(*row) for row in page.items]
-    return page
+    return _counted_list(
+        Workspace, _workspace_counts(), _workspace_row, args, (Workspace.organization_id, "organization_id")
+    )
 
 
 def workspace_row(workspace_id: uuid.UUID) -> dict:

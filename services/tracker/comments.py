@@ -124,6 +124,15 @@ def list_comments(
     return CommentPage(comments=list(comments), total=total or 0, page=page, per_page=per_page)
 
 
+def get_comment(user: User, slug: str, project_id: uuid.UUID, key: str, comment_id: uuid.UUID) -> Comment:
+    """One comment of an issue the person may read (the page shows it again after a refused edit)."""
+    issue, _ = find_issue(user, slug, project_id, key, READ, bare=True)
+    comment = db.session.scalar(select(Comment).where(Comment.id == comment_id, Comment.issue_id == issue.id))
+    if comment is None:
+        raise NotFoundError("Comment not found", reason="comment_not_found")
+    return comment
+
+
 def create_comment(user: User, slug: str, project_id: uuid.UUID, key: str, body: str) -> Comment:
     issue, access = _issue(user, slug, project_id, key)
     size = plans.text_bytes(body)

@@ -22,6 +22,21 @@
     if (node.hasAttribute("data-vars")) { apply(node); }
     node.querySelectorAll("[data-vars]").forEach(apply);
   }
+  // A box that scrolls sideways (a wide table on a phone) must be reachable by keyboard:
+  // it becomes a focusable region named after its table's caption.
+  function scrollable() {
+    document.querySelectorAll(".table-wrap").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1 && !box.hasAttribute("tabindex")) {
+        var caption = box.querySelector("caption");
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "region");
+        box.setAttribute("aria-label", caption ? caption.textContent.trim() : document.title);
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", scrollable);
+  document.addEventListener("htmx:afterSettle", scrollable);
+  window.addEventListener("resize", scrollable);
   new MutationObserver(function (records) {
     records.forEach(function (record) { record.addedNodes.forEach(scan); });
   }).observe(document.documentElement, {childList: true, subtree: true});

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from werkzeug.serving import make_server
 
+from tests.browser.audit import axe_violations
+
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 CHROMIUM_ARGS = [
@@ -71,8 +73,11 @@ def page(browser, live_server):
         lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
     )
     yield page
+    # Every test ends with axe-core on the page it reached (serious or critical violations fail).
+    violations = axe_violations(page) if page.url.startswith(live_server) else []
     context.close()
     assert not refused, f"the page broke its Content-Security-Policy: {refused}"
+    assert not violations, f"axe-core on {page.url}: {violations}"
 
 
 @pytest.fixture

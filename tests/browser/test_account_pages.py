@@ -49,10 +49,15 @@ def test_store_stock_and_cell_detail(page, committed):
     expect(page.locator("#store-rows tr")).to_have_count(1)
     page.get_by_role("link", name="Loja Paulista").click()
     expect(page.get_by_role("heading", name="Tênis Corrida Leve")).to_be_visible()
-    page.get_by_role("button", name="Detalhe do tamanho 39").click()
-    expect(page.locator("#cell-detail")).to_contain_text("tam. 39")
-    expect(page.locator("#cell-detail")).to_contain_text("7")
+    # A size opens its detail in place, in a dialog; the link's name holds its visible text.
+    page.get_by_role("link", name="Tamanho 39 7 un.").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("tam. 39")
+    expect(dialog).to_contain_text("7 un.")
+    expect(dialog.locator(".x-axis")).to_be_visible()
     screenshot(page, "store-stock")
+    dialog.get_by_role("button", name="Fechar").click()
+    expect(dialog).to_be_hidden()
 
 
 def test_profile_edits_in_place_with_inline_errors(page, committed):

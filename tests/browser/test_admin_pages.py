@@ -71,9 +71,9 @@ def test_organizations_and_plans_pages(page, committed):
         ("Membros", "40"),
         ("Projetos", "20"),
         ("Issues", "5000"),
-        ("Armazenamento (bytes)", "1000000"),
+        ("Armazenamento", "500"),
     ):
-        page.locator("#plan-create").get_by_label(field).fill(value)
+        page.locator("#plan-create").get_by_label(field, exact=True).fill(value)
     page.locator("#plan-create").get_by_label("SSO").check()
     page.get_by_role("button", name="Criar plano").click()
     expect(page.get_by_role("status")).to_contain_text("Plano business criado")

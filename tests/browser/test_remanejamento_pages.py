@@ -111,6 +111,7 @@ def test_planner_decides_in_place_and_sees_totals_change(page, committed):
 
     # The history lists the decisions, filtered by status.
     page.get_by_role("link", name="Histórico").click()
+    page.wait_for_load_state("load")  # htmx binds the filter once the page has loaded
     page.get_by_label("Situação").select_option("aprovada")
     expect(page).to_have_url(re.compile(r"historico\?status=aprovada"))
     expect(page.locator("#history tbody tr")).to_have_count(3)
@@ -147,7 +148,8 @@ def test_grade_matrix_opens_from_the_product_picker(page, committed):
     expect(page.get_by_role("heading", level=1)).to_have_text("Tênis Corrida Leve")
     matrix = page.locator("#grade-matrix table")
     expect(matrix.get_by_role("rowheader", name=re.compile("CD Cajamar"))).to_be_visible()
-    expect(matrix.locator("thead th")).to_have_count(6)  # store, four sizes, total
+    expect(matrix.locator("thead th")).to_have_count(7)  # store, four sizes, total, run
+    expect(matrix.locator("td.run .badge").first).to_have_text(re.compile("completa|quebrada"))
     expect(matrix.locator("td.gets").first).to_be_visible()
     expect(page.get_by_label("Lote", exact=True)).to_have_value(data["lote"])
     screenshot(page, "grade")

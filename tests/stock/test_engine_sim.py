@@ -220,11 +220,96 @@ def test_a_simulated_network_gets_a_deterministic_batch_that_holds_every_rule(va
     assert len(out) > 50
     assert sim.check_rules(world, out) == []
     assert sim.same_output(out, recommend(world.inputs, world.rules))
-    mu = world.true_rate * world.rules.horizon_days
-    before = sim.network_sales(world.inputs.stock, mu)
-    gain = sim.network_sales(sim.apply_moves(world.inputs.stock, out), mu) - before
-    worth, _ = sim.worthwhile_gain(world)
-    assert gain >= 0.8 * worth
+    gain, cost, units = sim.evaluate(world, out)
+    assert gain - cost > 0.3 * units * 0.5  # every moved unit adds, net of the trips, a fair share
+    # week 2: week 1's units are in transit, and the new batch still holds every rule
+    week2 = sim.second_week(world, out)
+    out2 = recommend(week2.inputs, week2.rules)
+    assert sim.check_rules(week2, out2) == []
+    assert sim.evaluate(week2, out2)[0] > 0
+
+
+def test_units_in_transit_count_as_the_destination_stock():
+    net = shortage()
+    first = recommend(net, RULES)
+    q = int(first.quantity[find(first, 0, 1, 0)])
+    transit = np.zeros_like(net.stock)
+    transit[1, 0] = 40  # more than the horizon can sell
+    again = recommend(replace(net, in_transit=transit), RULES)
+    assert (0, 1, 0) not in routes(again) and q >= RULES.qtd_minima
+
+
+def test_stock_out_days_are_left_out_of_the_rate():
+    """Store 1 sold 10 units of size 0 in 10 days, then ran out 20 days ago: a rate of 1/day, not 1/3."""
+    sales = [[0, 0], [10, 15], [6, 15], [15, 15]]
+    age = np.zeros((4, 2), dtype=np.int16)
+    age[1, 0] = 20
+    blind = recommend(shortage(sales=sales), RULES)
+    seen = recommend(replace(shortage(sales=sales), last_sale_age=age), RULES)
+    i, j = find(blind, 0, 1, 0), find(seen, 0, 1, 0)
+    assert seen.quantity[j] > blind.quantity[i]
+
+    def estimate(out, i):
+        return float(out.justification[i].split("demanda estimada ")[1].split("/dia")[0].replace(",", "."))
+
+    # pooled with the network, but well above what 30 days on the shelf would say
+    assert estimate(seen, j) > 1.4 * estimate(blind, i)
+
+
+def test_a_size_that_did_not_sell_while_on_the_shelf_gets_nothing():
+    """12 stores sell sizes 0 and 1 of a product; store 1 had size 1 on the shelf all month and sold none."""
+    n = 13
+    stock = np.full((n, 2), 4)
+    stock[0] = [200, 200]  # the CD
+    stock[1] = [0, 2]
+    sales = np.full((n, 2), 15.0)
+    sales[0] = 0
+    sales[1] = [15, 0]
+    net = EngineInput(
+        node_is_cd=np.arange(n) == 0,
+        node_lat=np.full(n, -23.0),
+        node_lng=np.linspace(-46.0, -47.0, n),
+        node_blocked=np.zeros(n, dtype=bool),
+        product_blocked=np.zeros(1, dtype=bool),
+        product_brand=np.zeros(1, dtype=np.int32),
+        product_category=np.zeros(1, dtype=np.int32),
+        item_product=np.zeros(2, dtype=np.int32),
+        item_size_pos=np.arange(2, dtype=np.int16),
+        stock=stock.astype(np.int32),
+        sales=sales.astype(np.float32),
+        sales_recent=(sales * 7 / DAYS).astype(np.float32),
+        history_days=DAYS,
+        campaign=np.zeros((n, 1), dtype=bool),
+        route_factor=np.ones((n, n), dtype=np.float32),
+        brand_factor=np.ones(1, dtype=np.float32),
+        category_factor=np.ones(1, dtype=np.float32),
+        last_sale_age=np.where(sales > 0, 0, DAYS).astype(np.int16),
+    )
+    out = recommend(net, replace(RULES, qtd_minima=1))
+    to_store_1 = {int(k) for d, k in zip(out.dest, out.item, strict=True) if d == 1}
+    assert to_store_1 == {0}
+
+
+def test_shipping_costs_drop_trips_that_do_not_pay_and_share_the_route():
+    cheap = recommend(shortage(), RULES)
+    assert len(cheap) > 0
+    # a trip costs 50 units sold: nothing is worth it
+    assert len(recommend(shortage(), replace(RULES, custo_envio=50.0))) == 0
+    # a trip costs 3 units sold: one route carrying both sizes pays, as a whole
+    shared = recommend(shortage(), replace(RULES, custo_envio=3.0))
+    pairs = {(int(o), int(d)) for o, d in zip(shared.origin, shared.dest, strict=True)}
+    assert len(shared) >= len(pairs)
+
+
+def test_an_origin_short_of_a_lot_shares_the_destination_with_another():
+    """Two stores can spare 4 units each; the destination needs about 8."""
+    net = shortage(
+        stock=[[0, 0], [0, 6], [24, 6], [24, 6]],
+        sales=[[0, 0], [60, 15], [30, 15], [30, 15]],
+    )
+    out = recommend(net, replace(RULES, priorizar_cd=False, qtd_minima=2))
+    origins = {int(o) for o, d, k in zip(out.origin, out.dest, out.item, strict=True) if d == 1 and k == 0}
+    assert origins == {2, 3}
 
 
 def test_a_network_without_sales_or_with_contradictory_lot_bounds_gets_an_empty_batch():

@@ -99,3 +99,43 @@ def test_grade_errors(client, net, viewer):
     r = client.get("/api/v1/produtos/abc/grade", headers=viewer)
     assert r.status_code == 422 and r.get_json()["detail"][0]["loc"] == ["path", "pid"]
     assert client.get(f"/api/v1/produtos/{pid}/grade").status_code == 401
+
+
+def test_grade_says_whether_each_store_run_is_whole_before_and_after_the_batch(client, net, viewer):
+    """Key sizes: the two best sellers over the network; a store missing one has a broken run."""
+    from services.clock import today
+    from tests.factories import add_sales
+
+    cd, a, b, produto = net["cd"], net["a"], net["b"], net["produto"]
+    # without sales the key sizes are the middle of the grid: 38, then 37 (nearest, lower first)
+    body = client.get(f"/api/v1/produtos/{produto.id}/grade", headers=viewer).get_json()
+    assert body["tamanhosChave"] == ["37", "38"]
+    # 38 and 39 sell best across the stores (a CD's sales do not count)
+    add_sales(b, produto, "38", [2] * 10, end=today())
+    add_sales(b, produto, "39", [1] * 10, end=today())
+    add_sales(a, produto, "37", [1] * 3, end=today())
+    add_sales(cd, produto, "37", [9] * 10, end=today())
+    lote = make_lote(date(2026, 11, 18))
+    make_rec(lote, produto, cd, a, tamanho="38", quantidade=5)
+    make_rec(lote, produto, cd, a, tamanho="39", quantidade=3)
+    make_rec(lote, produto, b, cd, tamanho="39", quantidade=2)
+
+    body = client.get(f"/api/v1/produtos/{produto.id}/grade", headers=viewer).get_json()
+    assert body["tamanhosChave"] == ["38", "39"]
+    rows = {row["lojaId"]: row for row in body["rows"]}
+    # A holds only 37: broken; the batch brings 38 and 39: whole
+    assert (rows[str(a.id)]["gradeAtual"], rows[str(a.id)]["grade"]) == ("quebrada", "completa")
+    # B holds 38 and 39 (no 37, not a key size): whole; sending its last 39s breaks it
+    assert (rows[str(b.id)]["gradeAtual"], rows[str(b.id)]["grade"]) == ("completa", "quebrada")
+    assert rows[str(cd.id)]["gradeAtual"] == "completa"
+
+
+def test_a_store_without_the_product_and_a_short_run_have_no_run_state(client, ctx, viewer):
+    loja = make_loja(nome="Loja Vazia")
+    produto = make_produto(tamanhos=("P", "M", "G"))
+    curto = make_produto(tamanhos=("U",))
+    set_stock(loja, curto, U=5)
+    body = client.get(f"/api/v1/produtos/{produto.id}/grade", headers=viewer).get_json()
+    assert [row["grade"] for row in body["rows"]] == [None]
+    body = client.get(f"/api/v1/produtos/{curto.id}/grade", headers=viewer).get_json()
+    assert body["tamanhosChave"] == [] and body["rows"][0]["gradeAtual"] is None

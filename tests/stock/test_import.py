@@ -453,7 +453,7 @@ def test_a_database_failure_while_writing_leaves_nothing_behind(
         )
     )
     before = snapshot(app)
-    monkeypatch.setattr(importer, "_sync_rows", locked)
+    monkeypatch.setattr(importer, "sync_rows", locked)
     result = run_import(runner, tmp_path, "stock", "loja,sku,tamanho,qtd\nLJ001,TEN-001-PRT,39,1\n")
     assert result.exit_code == 1
     assert "the database refused the import, nothing was imported: database is locked" in result.output

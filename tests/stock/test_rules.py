@@ -34,6 +34,8 @@ DEFAULTS = {
     "qtdMaxima": 15,
     "lojasBloqueadas": [],
     "marcasBloqueadas": [],
+    "custoEnvio": 300,
+    "custoKm": 1,
 }
 
 
@@ -99,6 +101,13 @@ def test_only_admin_changes_rules_and_cadence(client, ctx, planner):
         ({"lojasBloqueadas": "abc"}, ["body", "lojasBloqueadas"]),
         ({"marcasBloqueadas": [""]}, ["body", "marcasBloqueadas", 0]),
         ({"pesoDistancia": 0, "pesoGiro": 0, "pesoEstoque": 0}, ["body", "pesoDistancia"]),
+        ({"custoEnvio": -1}, ["body", "custoEnvio"]),
+        ({"custoEnvio": 100_001}, ["body", "custoEnvio"]),
+        ({"custoEnvio": 0.5}, ["body", "custoEnvio"]),
+        ({"custoEnvio": "300"}, ["body", "custoEnvio"]),
+        ({"custoKm": -1}, ["body", "custoKm"]),
+        ({"custoKm": 10_001}, ["body", "custoKm"]),
+        ({"custoKm": None}, ["body", "custoKm"]),
     ],
 )
 def test_invalid_rules_are_422_pointing_at_the_field(client, admin, body, loc):
@@ -251,3 +260,30 @@ def test_weights_change_the_scores(client, runner, admin):
     common = set(by_distance) & set(by_stock)
     assert common and any(by_distance[k] != by_stock[k] for k in common)
     assert all(0 <= s <= 100 for s in [*by_distance.values(), *by_stock.values()])
+
+
+def test_shipping_costs_keep_trips_that_do_not_pay_out_of_the_batch(client, runner, admin):
+    """A store ~2,000 km from the CD, short of a size that sells about 0.5 a day."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.32, lng=-46.82)
+    longe = make_loja(nome="Loja Manaus", lat=-3.10, lng=-60.02)
+    produto = make_produto(tamanhos=("38",))
+    set_stock(cd, produto, **{"38": 100})
+    set_stock(longe, produto, **{"38": 0})
+    add_sales(longe, produto, "38", [0, 1] * 15, end=ON)
+
+    put_rules(client, admin, custoEnvio=0, custoKm=0)
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert [(r["origemId"], r["lojaDestinoId"]) for r in recs] == [(str(cd.id), str(longe.id))]
+    # 20 units sold per trip: more than the lot can add over 14 days
+    put_rules(client, admin, custoEnvio=20_000, custoKm=0)
+    generate(runner)
+    assert batch_recs(client, admin) == []
+    # 0.01 unit sold per km: about 27 units for this trip
+    put_rules(client, admin, custoEnvio=0, custoKm=10)
+    generate(runner)
+    assert batch_recs(client, admin) == []
+    # the defaults (0.3 + 0.001/km, about 3 units) still let a badly needed lot travel
+    put_rules(client, admin)
+    generate(runner)
+    assert len(batch_recs(client, admin)) == 1

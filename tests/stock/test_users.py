@@ -130,16 +130,18 @@ def test_profile_validation(client, ctx):
 
 def test_preferences_have_documented_defaults_and_are_replaced(client, ctx):
     headers = auth_headers(client, make_user())
+    # The spec's three fields, plus `idioma` (null: the pages format in pt-BR).
     assert client.get(PREFS, headers=headers).get_json() == {
         "notifEmail": True,
         "notifPush": False,
         "digestSemanal": True,
+        "idioma": None,
     }
     new = {"notifEmail": False, "notifPush": True, "digestSemanal": False}
     response = client.put(PREFS, json=new, headers=headers)
     assert response.status_code == 200
-    assert response.get_json() == new
-    assert client.get(PREFS, headers=headers).get_json() == new
+    assert response.get_json() == {**new, "idioma": None}
+    assert client.get(PREFS, headers=headers).get_json() == {**new, "idioma": None}
 
 
 def test_preferences_put_needs_every_field(client, ctx):

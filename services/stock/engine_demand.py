@@ -1,0 +1,297 @@
+"""Demand estimation of the recommendation engine: what each store will sell of each size.
+
+Pure numpy on the ``EngineInput`` arrays (``docs/engine.md`` §1). Every store x
+item cell gets two figures:
+
+- ``rate``: units per day it sells while its customers buy the size, pooled
+  from its own sales and the network's (Poisson-Gamma empirical Bayes), with
+  the days it was out of stock left out (censored demand);
+- ``alive``: the probability that its customers buy the size at all. A cell
+  that sold nothing over days it had stock is evidence of a size nobody buys
+  there; a cell out of stock the whole window is no evidence either way.
+
+Over a horizon of H days the demand of a cell is zero with probability
+``1 - alive`` and Poisson(rate x H) otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import gammaln, pdtr, pdtrc
+
+from services.stock.engine_contract import EngineInput
+
+# Days of the "recent" window carried by ``sales_recent``.
+RECENT_DAYS = 7
+# Pseudo-units that pull a trend ratio toward 1 (no trend).
+TREND_PRIOR_UNITS = 10.0
+TREND_BOUNDS = (0.5, 2.0)
+CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
+# Shape bounds of the empirical-Bayes Gamma priors.
+SHAPE_BOUNDS = (0.5, 1000.0)
+# Iterations of the store x product independence fit (exposure-weighted).
+FIT_ROUNDS = 4
+# Upper bound of the share of cells whose customers never buy the size.
+DEAD_SHARE_MAX = 0.8
+# Sizes of a product's run whose absence lowers the sales of the rest (the best-selling ones).
+KEY_SIZES = 2
+# A store missing k of its n key sizes of a product sells about (1 - KEY_RUN_EFFECT k / n)
+# of its usual demand for the rest of the run (an assumption of the model, not fitted).
+KEY_RUN_EFFECT = 0.25
+EARTH_RADIUS_KM = 6371.0088
+
+
+# --------------------------------------------------------------------------
+# Poisson helpers (vectorised)
+
+
+def prob_at_least(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """P(D >= x) for D ~ Poisson(mu), elementwise; 1 when x <= 0, 0 when mu = 0 < x."""
+    x, mu = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(mu, dtype=np.float64))
+    out = (x <= 0).astype(np.float64)
+    # the incomplete gamma function is the costly part: only where the answer is not trivial
+    live = (x > 0) & (mu > 0)
+    out[live] = pdtrc(x[live] - 1.0, mu[live])
+    return out
+
+
+def poisson_pmf(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """P(D = x) for D ~ Poisson(mu), elementwise (x >= 0)."""
+    x = np.asarray(x, dtype=np.float64)
+    mu = np.asarray(mu, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_p = x * np.log(mu) - mu - gammaln(x + 1.0)
+    return np.where(mu > 0, np.exp(log_p), (x == 0).astype(np.float64))
+
+
+def expected_sales(stock: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """E[min(D, s)] for D ~ Poisson(mu) and s units on hand, elementwise.
+
+    Uses sum_{d<s} d p(d) = mu P(D <= s-2), so E = mu P(D <= s-2) + s P(D >= s).
+    """
+    s = np.maximum(np.asarray(stock, dtype=np.float64), 0.0)
+    mu = np.asarray(mu, dtype=np.float64)
+    below = np.where(s >= 2, pdtr(np.maximum(s - 2.0, 0.0), mu), 0.0)
+    return mu * below + s * prob_at_least(s, mu)
+
+
+def haversine_km(lat1, lng1, lat2, lng2) -> np.ndarray:
+    """Great-circle distance in km; nan where a coordinate is unknown."""
+    p1, p2 = np.radians(lat1), np.radians(lat2)
+    dp = p2 - p1
+    dl = np.radians(lng2) - np.radians(lng1)
+    a = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+
+
+def distance_matrix(inputs: EngineInput) -> np.ndarray:
+    """(N, N) haversine distances between nodes, nan when unknown."""
+    lat = np.asarray(inputs.node_lat, dtype=np.float64)
+    lng = np.asarray(inputs.node_lng, dtype=np.float64)
+    return haversine_km(lat[:, None], lng[:, None], lat[None, :], lng[None, :])
+
+
+# --------------------------------------------------------------------------
+# Estimation
+
+
+def product_matrix(inputs: EngineInput) -> sparse.csr_matrix:
+    """(K, P) indicator of each item's product."""
+    k = inputs.item_product.shape[0]
+    p = inputs.product_blocked.shape[0]
+    return sparse.csr_matrix(
+        (np.ones(k), (np.arange(k), np.asarray(inputs.item_product, dtype=np.int64))), shape=(k, p)
+    )
+
+
+def by_product(a_mat: sparse.csr_matrix, cells: np.ndarray) -> np.ndarray:
+    """(N, K) -> (N, P) sums over each product's sizes."""
+    return np.asarray((a_mat.T @ cells.T).T)
+
+
+def _gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
+    """Method-of-moments shape of a Gamma(a, a) multiplier on Poisson means.
+
+    For T ~ Poisson(E * g) with E[g] = 1, Var[g] = 1/a:
+    E[(T - E)^2 - T] = E^2 / a.
+    """
+    mask = expected > 0
+    den = float(np.sum(expected[mask] ** 2))
+    if den <= 0:
+        return SHAPE_BOUNDS[1]
+    num = float(np.sum((observed[mask] - expected[mask]) ** 2 - observed[mask]))
+    if num <= 0:
+        return SHAPE_BOUNDS[1]
+    return float(np.clip(den / num, *SHAPE_BOUNDS))
+
+
+def _trend(recent: np.ndarray, total: np.ndarray, days: int, bounds: tuple[float, float]) -> np.ndarray:
+    """Shrunk ratio of the recent daily rate to the window's daily rate."""
+    expected_recent = total * (RECENT_DAYS / days)
+    ratio = (recent + TREND_PRIOR_UNITS) / (expected_recent + TREND_PRIOR_UNITS)
+    return np.clip(ratio, *bounds)
+
+
+def exposure(inputs: EngineInput) -> np.ndarray:
+    """(N, K) share of the window each cell had stock on the shelf.
+
+    Only today's stock and the daily sales are known, not yesterday's stock: a
+    cell with no stock now is taken as out of stock since the day after its
+    last sale in the window (the whole window when it sold nothing), a cell
+    with stock now as in stock all along. Receipts during the window (a cell
+    out of stock, then replenished) are not seen: such a cell counts as
+    exposed the whole window, which understates its rate.
+    """
+    days = max(int(inputs.history_days), 1)
+    n, k = np.asarray(inputs.stock).shape
+    if inputs.last_sale_age is None:
+        return np.ones((n, k))
+    age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
+    out_days = np.where(np.asarray(inputs.stock) <= 0, age, 0.0)
+    return (days - out_days) / days
+
+
+def key_sizes(inputs: EngineInput, sales: np.ndarray | None = None) -> np.ndarray:
+    """(K,) the KEY_SIZES best-selling sizes of each product over the network (grids of 3+ sizes)."""
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    n_items = item_product.shape[0]
+    if n_items == 0:
+        return np.zeros(0, dtype=bool)
+    x = np.asarray(inputs.sales if sales is None else sales, dtype=np.float64)
+    x = x * ~np.asarray(inputs.node_is_cd, dtype=bool)[:, None]
+    total = x.sum(axis=0)
+    order = np.lexsort((np.arange(n_items), -total, item_product))
+    counts = np.bincount(item_product, minlength=int(item_product.max()) + 1)
+    starts = np.cumsum(counts) - counts
+    rank = np.empty(n_items, dtype=np.int64)
+    rank[order] = np.arange(n_items) - starts[item_product[order]]
+    return (rank < KEY_SIZES) & (counts[item_product] >= 3) & (total > 0)
+
+
+def run_factor(inputs: EngineInput, held: np.ndarray) -> np.ndarray:
+    """(N, K) share of its complete-run demand each cell sells with the key sizes ``held`` has."""
+    key = key_sizes(inputs)
+    if not key.any():
+        return np.ones(held.shape)
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    a_mat = product_matrix(inputs)
+    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
+    missing = by_product(a_mat, (key[None, :] & (held <= 0)).astype(np.float64))
+    factor = 1.0 - KEY_RUN_EFFECT * missing / np.maximum(n_key, 1.0)[None, :]
+    return factor[:, item_product]
+
+
+@dataclass
+class Demand:
+    """Each cell's daily rate while its customers buy the size, and the probability they do."""
+
+    rate: np.ndarray  # (N, K) units/day with the whole run on the shelf, 0 at CDs
+    alive: np.ndarray  # (N, K) in [0, 1]
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.rate * self.alive
+
+
+def _dead_share(x: np.ndarray, p_zero: np.ndarray, ring: np.ndarray, informative: np.ndarray) -> np.ndarray:
+    """Share of cells nobody buys, per ring of the grid (0 = middle): observed zeros beyond Poisson's."""
+    share = np.zeros(int(ring.max()) + 1 if ring.size else 1)
+    for r in range(share.shape[0]):
+        cells = informative & (ring == r)[None, :]
+        if cells.sum() < 20:
+            continue
+        zeros = float((x[cells] <= 0).mean())
+        expected = float(p_zero[cells].mean())
+        if expected < 1.0:
+            share[r] = np.clip((zeros - expected) / (1.0 - expected), 0.0, DEAD_SHARE_MAX)
+    return share
+
+
+def estimate_demand(inputs: EngineInput) -> Demand:
+    """(rate, alive) of every cell; see the module's docstring and docs/engine.md §1."""
+    n_nodes, n_items = np.asarray(inputs.stock).shape
+    days = max(int(inputs.history_days), 1)
+    is_store = ~np.asarray(inputs.node_is_cd, dtype=bool)
+    x = np.asarray(inputs.sales, dtype=np.float64) * is_store[:, None]
+    if n_nodes == 0 or n_items == 0 or x.sum() <= 0:
+        zeros = np.zeros((n_nodes, n_items))
+        return Demand(zeros, zeros.copy())
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    a_mat = product_matrix(inputs)
+    f_shelf = exposure(inputs) * is_store[:, None]
+    # While a key size was out the rest of the run sold less: the days count for less
+    # (as many key-size days out, on average, as the exposure says).
+    key = key_sizes(inputs)
+    f = f_shelf
+    if key.any():
+        n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
+        out_share = by_product(a_mat, (1.0 - f_shelf) * key[None, :]) / np.maximum(n_key, 1.0)[None, :]
+        f = f_shelf * (1.0 - KEY_RUN_EFFECT * out_share)[:, item_product]
+
+    # Network size curve of each product (exposure-weighted, lightly smoothed).
+    sizes_per_product = np.bincount(item_product, minlength=a_mat.shape[1])
+    item_tot = x.sum(axis=0)
+    item_exp = f.sum(axis=0) / max(int(is_store.sum()), 1)
+    curve = (item_tot + 0.5) / np.maximum(item_exp, 0.05)
+    share = curve / np.bincount(item_product, weights=curve, minlength=a_mat.shape[1])[item_product]
+
+    # Store x product totals against store level x product level, each cell's share of the
+    # run weighted by the days it was on the shelf (a Poisson fit by alternating sums).
+    t_np = by_product(a_mat, x)
+    f_np = by_product(a_mat, f * share[None, :])
+    store = t_np.sum(axis=1) + 1e-9
+    prod = np.ones(t_np.shape[1])
+    for _ in range(FIT_ROUNDS):
+        store = t_np.sum(axis=1) / np.maximum(f_np @ prod, 1e-9)
+        prod = t_np.sum(axis=0) / np.maximum(store @ f_np, 1e-9)
+    full = np.outer(store, prod)  # expected window total with the whole run on the shelf
+    e_np = full * f_np
+    shape_np = _gamma_shape(t_np, e_np)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam_np = np.where(full > 0, full * (t_np + shape_np) / (e_np + shape_np), 0.0)
+
+    # Cells, shrunk toward the store x product total times the size share.
+    m = lam_np[:, item_product] * share[None, :]
+    mf = m * f
+    shape_cell = _gamma_shape(x, mf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = np.where(m > 0, m * (x + shape_cell) / (mf + shape_cell), 0.0)
+    rate = lam / days
+
+    # Sizes nobody buys: zero sales over days on the shelf, beyond what the pooled rate explains.
+    p_zero = (shape_cell / (shape_cell + mf)) ** shape_cell
+    pos = np.asarray(inputs.item_size_pos, dtype=np.float64)
+    centre = (sizes_per_product[item_product] - 1) / 2.0
+    ring = np.minimum(np.abs(pos - centre).astype(np.int64), 3)
+    carried = (t_np > 0)[:, item_product]
+    dead = _dead_share(x, p_zero, ring, carried & (f_shelf > 0.5) & is_store[:, None])[ring][None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alive = np.where(x > 0, 1.0, (1.0 - dead) * p_zero / (dead + (1.0 - dead) * p_zero))
+    alive = np.nan_to_num(alive, nan=1.0)
+
+    # Trends compare the last week with the window on the cells in stock all along (a cell that
+    # ran out sells less lately because it has nothing, not because demand fell).
+    shelved = (np.asarray(inputs.stock) > 0) & is_store[:, None]
+    recent = np.asarray(inputs.sales_recent, dtype=np.float64) * shelved
+    if days > RECENT_DAYS:
+        r_np = by_product(a_mat, recent)
+        t_shelved = by_product(a_mat, x * shelved)
+        prod_tot, store_tot = t_shelved.sum(axis=0), t_shelved.sum(axis=1)
+        product_trend = _trend(r_np.sum(axis=0), prod_tot, days, TREND_BOUNDS)
+        store_trend = _trend(r_np.sum(axis=1), store_tot, days, TREND_BOUNDS)
+        factor = store_trend[:, None] * product_trend[None, :]
+        campaign = np.asarray(inputs.campaign, dtype=bool)
+        if campaign.any():
+            # A campaign at a store may only raise what the trends say.
+            lift = _trend(r_np, t_shelved * factor, days, CAMPAIGN_LIFT_BOUNDS)
+            factor = np.where(campaign, factor * lift, factor)
+        rate = rate * factor[:, item_product]
+    return Demand(rate * is_store[:, None], alive * is_store[:, None])
+
+
+def estimate_daily_demand(inputs: EngineInput) -> np.ndarray:
+    """(N, K) expected units sold per day at each cell (0 at CDs): rate x alive."""
+    return estimate_demand(inputs).mean

@@ -1,0 +1,509 @@
+"""Which units move, in which lots, from which origins: the planning half of the engine.
+
+Pure numpy (``docs/engine.md`` §2-4). Per item (product x size), destination
+units are valued by the expected sales they add (a size nobody buys at a store
+adds nothing; a key size completing a broken run adds to the rest of the run),
+origin units by the expected sales they take away (a CD unit by the value of
+keeping it for later weeks), and the best are matched in bulk for all items at
+once. Minimum lots are valued as a whole; each destination is served by one or
+several origins chosen by what the shipment costs (per route and per km, a
+route shared by every item on it); routes whose shipments do not pay for the
+trip are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from services.stock.engine_contract import EngineInput, EngineRules
+from services.stock.engine_demand import (
+    KEY_RUN_EFFECT,
+    Demand,
+    by_product,
+    expected_sales,
+    key_sizes,
+    poisson_pmf,
+    prob_at_least,
+    product_matrix,
+    run_factor,
+)
+
+# A unit is moved only when it adds at least this many expected units sold
+# over the horizon, net of what the origin loses.
+MIN_UNIT_GAIN = 0.15
+# A minimum lot (qtd_minima units to one destination) ships when its units
+# add, on average, at least this much.
+MIN_LOT_GAIN = 0.15
+# An origin keeps its expected horizon demand plus this many standard
+# deviations (Poisson: sqrt of the mean), whichever of the estimated and the
+# observed rate is higher.
+SAFETY_STD = 1.0
+# Origins considered per item when routing (CDs first, then by free stock).
+MAX_ORIGINS_PER_ITEM = 32
+# Passes of the routing: a destination an origin served only in part asks the next origin.
+ROUTING_PASSES = 3
+# Distance charged for a route with an unknown coordinate.
+UNKNOWN_KM = 500.0
+# A unit kept at a CD may serve a better need in a later week: its value, in expected units sold.
+CD_KEEP_VALUE = 0.05
+
+
+def shipment_cost(km: np.ndarray, rules: EngineRules) -> np.ndarray:
+    """Cost of one shipment over each route, in expected units sold (unknown distance: UNKNOWN_KM)."""
+    km = np.where(np.isfinite(km), km, UNKNOWN_KM)
+    return rules.custo_envio + rules.custo_km * km
+
+
+def cd_keep_value(rules: EngineRules) -> float:
+    """What a CD unit kept for later weeks is worth, in expected units sold (nothing under priorizarCd)."""
+    return 0.0 if rules.priorizar_cd else CD_KEEP_VALUE
+
+
+def held_stock(inputs: EngineInput) -> np.ndarray:
+    """Stock on hand plus units in transit to the cell: what it holds over the horizon."""
+    stock = np.asarray(inputs.stock, dtype=np.int64)
+    if inputs.in_transit is None:
+        return stock
+    return stock + np.maximum(np.asarray(inputs.in_transit, dtype=np.int64), 0)
+
+
+def _group_starts(sorted_keys: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    counts = np.bincount(sorted_keys, minlength=size)
+    starts = np.cumsum(counts) - counts
+    return counts, starts
+
+
+def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For groups of the given sizes: the group index and 1-based position of each unit."""
+    counts = np.asarray(counts, dtype=np.int64)
+    owner = np.repeat(np.arange(counts.shape[0]), counts)
+    starts = np.cumsum(counts) - counts
+    pos = np.arange(owner.shape[0]) - starts[owner] + 1
+    return owner, pos
+
+
+@dataclass
+class Plan:
+    """Routes chosen by the planner, in the order they were assigned."""
+
+    origin: np.ndarray
+    dest: np.ndarray
+    item: np.ndarray
+    quantity: np.ndarray
+
+    @classmethod
+    def empty(cls) -> Plan:
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none, none.copy(), none.copy(), none.copy())
+
+    def take(self, keep: np.ndarray) -> Plan:
+        return Plan(self.origin[keep], self.dest[keep], self.item[keep], self.quantity[keep])
+
+
+def observed_product_sales(inputs: EngineInput) -> np.ndarray:
+    """(N, P) units each node sold of each product over the window."""
+    return by_product(product_matrix(inputs), np.asarray(inputs.sales, dtype=np.float64))
+
+
+def origin_need(mu: np.ndarray, observed_mu: np.ndarray, is_cd: np.ndarray) -> np.ndarray:
+    """Units an origin keeps for itself: ceil(m + SAFETY_STD * sqrt(m)), m = max(estimated, observed)."""
+    m = np.maximum(mu, observed_mu)
+    need = np.ceil(m + SAFETY_STD * np.sqrt(m) - 1e-9)
+    need[np.asarray(is_cd, dtype=bool)] = 0
+    return need.astype(np.int64)
+
+
+def eligibility(inputs: EngineInput, rules: EngineRules, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dest_ok, avail): which cells may receive, and how many units each cell may give.
+
+    ``mu`` is the expected horizon demand (rate x alive x H). A store keeps its need and,
+    when it sells the product, at least one unit of each key size: its run stays whole.
+    """
+    days = max(int(inputs.history_days), 1)
+    horizon = rules.horizon_days
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
+    node_ok = ~np.asarray(inputs.node_blocked, dtype=bool)
+    item_ok = ~np.asarray(inputs.product_blocked, dtype=bool)[item_product]
+    sold = (observed_product_sales(inputs) > 0)[:, item_product]
+    dest_ok = (node_ok & ~is_cd)[:, None] & item_ok[None, :] & sold
+
+    stock = np.asarray(inputs.stock, dtype=np.int64)
+    held = held_stock(inputs)
+    observed_mu = np.asarray(inputs.sales, dtype=np.float64) / days * horizon
+    keep = origin_need(mu, observed_mu, is_cd)
+    keep = np.where(sold & key_sizes(inputs)[None, :] & ~is_cd[:, None], np.maximum(keep, 1), keep)
+    # units in transit to an origin count toward what it keeps, but only stock on hand leaves
+    avail = np.minimum(stock, np.maximum(held - keep, 0))
+    avail[~node_ok, :] = 0
+    avail[:, ~item_ok] = 0
+    if rules.bloqueio_campanha:
+        avail[np.asarray(inputs.campaign, dtype=bool)[:, item_product]] = 0
+    return dest_ok, avail
+
+
+def run_uplift(inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray) -> np.ndarray:
+    """(N, K) expected sales a key size with no stock would bring back to the rest of its run.
+
+    KEY_RUN_EFFECT / (key sizes) of what the store's other sizes of the product are
+    expected to sell; 0 for a size that is not key or has stock.
+    """
+    out = np.zeros(held.shape)
+    key = key_sizes(inputs)
+    if not key.any():
+        return out
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    a_mat = product_matrix(inputs)
+    missing = key[None, :] & (held <= 0)
+    # only the store x product pairs with a key size out: few, and the Poisson sums are costly
+    broken = (by_product(a_mat, missing.astype(np.float64)) > 0)[:, item_product]
+    rows, cols = np.nonzero(broken)
+    if rows.shape[0] == 0:
+        return out
+    es = np.zeros(held.shape)
+    es[rows, cols] = expected_sales(held[rows, cols], mean_mu[rows, cols])
+    run_es = by_product(a_mat, es)[:, item_product]
+    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
+    share = np.where(n_key > 0, KEY_RUN_EFFECT / np.maximum(n_key, 1), 0.0)[item_product]
+    return np.where(missing, share[None, :] * (run_es - es), 0.0)
+
+
+@dataclass
+class _Destinations:
+    """Cells that may receive their item, and their units in matching order."""
+
+    item: np.ndarray  # (D,) item of each candidate cell, ordered by item, then node
+    node: np.ndarray  # (D,) its node
+    urgency: np.ndarray  # (D,) mean gain of its first qmin units
+    unit_cell: np.ndarray  # (U,) candidate cell of each unit: by item, then value descending
+    unit_value: np.ndarray  # (U,) expected units sold that the unit adds (plus the lot bonus)
+
+
+def plan(
+    inputs: EngineInput,
+    rules: EngineRules,
+    demand: Demand,
+    dist: np.ndarray,
+    *,
+    min_gain: float = MIN_UNIT_GAIN,
+    lot_gain: float = MIN_LOT_GAIN,
+    unit_budget: int | None = None,
+) -> Plan:
+    """The batch's shipments (origin, destination, item, quantity)."""
+    n_nodes, n_items = np.asarray(inputs.stock).shape
+    qmin = max(int(rules.qtd_minima), 1)
+    qmax = int(rules.qtd_maxima)
+    if qmax < qmin or n_nodes == 0 or n_items == 0:
+        return Plan.empty()
+    held = held_stock(inputs)
+    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
+    alive = np.asarray(demand.alive, dtype=np.float64)
+    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
+    dest_ok, avail = eligibility(inputs, rules, mu * alive)
+    uplift = run_uplift(inputs, held, mu * alive)
+    dest = _destination_units(held, mu, alive, uplift, dest_ok, qmin, qmax, min_gain, lot_gain)
+    if dest is None:
+        return Plan.empty()
+    avail[dest.node, dest.item] = 0  # a node never gives an item it receives: no circles
+    ok_, on = np.nonzero((avail >= qmin).T)  # origin cells, ordered by item, then node
+    keep_cd = cd_keep_value(rules)
+    q_cell = _quantities(
+        dest, held, mu, alive, avail, ok_, on, is_cd, keep_cd, qmin, n_items, min_gain, unit_budget
+    )
+    cost = shipment_cost(dist, rules)
+    # among equally priced shipments, the nearest origin
+    key = cost + 1e-6 * np.where(np.isfinite(dist), dist, UNKNOWN_KM)
+    routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, rules.priorizar_cd, qmin, n_items)
+    return _prune_routes(routed, inputs, rules, demand, cost)
+
+
+def _destination_units(
+    held: np.ndarray,
+    mu: np.ndarray,
+    alive: np.ndarray,
+    uplift: np.ndarray,
+    dest_ok: np.ndarray,
+    qmin: int,
+    qmax: int,
+    min_gain: float,
+    lot_gain: float,
+) -> _Destinations | None:
+    """Each candidate destination's units worth receiving, valued; the first qmin at their mean."""
+    first_gain = np.zeros(mu.shape)
+    first_gain[dest_ok] = alive[dest_ok] * prob_at_least(held[dest_ok] + 1, mu[dest_ok]) + uplift[dest_ok]
+    dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
+    dk, dn = (a.astype(np.int32) for a in np.nonzero(dest_cand.T))  # ordered by item, then node
+    del dest_cand
+    if dk.shape[0] == 0:
+        return None
+    ds = held[dn, dk].astype(np.float64)
+    dmu = mu[dn, dk]
+    dal = alive[dn, dk]
+    # P(D >= s + j) for j = 1, 2, ... by the recursion P(D >= x + 1) = P(D >= x) - p(x),
+    # p(x + 1) = p(x) mu / (x + 1): one special-function call per cell, not per unit.
+    tail = prob_at_least(ds + 1, dmu)
+    pmf = poisson_pmf(ds + 1, dmu)
+    block = uplift[dn, dk].copy()
+    for j in range(1, qmin + 1):
+        block += dal * tail
+        tail = np.maximum(tail - pmf, 0.0)
+        pmf = pmf * dmu / (ds + j + 1)
+    block /= qmin
+    # A minimum lot passes when its average reaches lot_gain: its units get a
+    # bonus that brings that bar to min_gain, the bar of the units beyond it.
+    bonus = max(min_gain - lot_gain, 0.0)
+    unit_cell = [np.repeat(np.arange(dk.shape[0], dtype=np.int32), qmin)]
+    unit_value = [np.repeat(block + bonus, qmin)]
+    active = np.arange(dk.shape[0], dtype=np.int32)
+    for j in range(qmin + 1, qmax + 1):
+        value = dal[active] * tail  # tail is P(D >= s + j) here
+        keep = value >= min_gain
+        active, tail, pmf, value = active[keep], tail[keep], pmf[keep], value[keep]
+        if active.shape[0] == 0:
+            break
+        unit_cell.append(active)
+        unit_value.append(value)
+        tail = np.maximum(tail - pmf, 0.0)
+        pmf = pmf * dmu[active] / (ds[active] + j + 1)
+    u_cell = np.concatenate(unit_cell)
+    u_value = np.concatenate(unit_value)
+    del unit_cell, unit_value
+    # order: item, then value descending; ties keep the (deterministic) construction order.
+    # Values lie in [0, 2) once clipped, so one float key item * 4 + (2 - value) sorts both at once.
+    order = np.argsort(dk[u_cell] * 4.0 + (2.0 - np.minimum(u_value, 1.999)), kind="stable")
+    return _Destinations(item=dk, node=dn, urgency=block, unit_cell=u_cell[order], unit_value=u_value[order])
+
+
+def _origin_losses(
+    held: np.ndarray,
+    mu: np.ndarray,
+    alive: np.ndarray,
+    avail: np.ndarray,
+    ok_: np.ndarray,
+    on: np.ndarray,
+    is_cd: np.ndarray,
+    keep_cd: float,
+    d_count: np.ndarray,
+    n_items: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Origin units per item, at most as many per origin as the item's destination units.
+
+    Units that lose nothing (CDs when their stock is free, stores with no expected demand)
+    are only counted (``z_count``): they come first in every item's list, and expanding
+    them unit by unit would dominate memory. The others are ``l_loss``, sorted by item then
+    loss, ``o_count``/``o_start`` per item.
+    """
+    o_units = np.minimum(avail[on, ok_], d_count[ok_])
+    o_mu = mu[on, ok_]
+    o_cd = is_cd[on]
+    free = np.where(o_cd, keep_cd <= 0, o_mu <= 0)
+    z_count = np.bincount(ok_[free], weights=o_units[free], minlength=n_items).astype(np.int64)
+    lossy = np.nonzero(~free)[0]
+    owner, pos = _expand(o_units[lossy])
+    l_item = ok_[lossy][owner]
+    l_node = on[lossy][owner]
+    l_loss = alive[l_node, l_item] * prob_at_least(held[l_node, l_item] - pos + 1, o_mu[lossy][owner])
+    l_loss = np.where(is_cd[l_node], keep_cd, l_loss)
+    l_order = np.argsort(l_item * 2.0 + np.minimum(l_loss, 1.0), kind="stable")
+    l_item, l_loss = l_item[l_order], l_loss[l_order]
+    o_count, o_start = _group_starts(l_item, n_items)
+    return z_count, l_loss, o_count, o_start
+
+
+def _quantities(
+    dest: _Destinations,
+    held: np.ndarray,
+    mu: np.ndarray,
+    alive: np.ndarray,
+    avail: np.ndarray,
+    ok_: np.ndarray,
+    on: np.ndarray,
+    is_cd: np.ndarray,
+    keep_cd: float,
+    qmin: int,
+    n_items: int,
+    min_gain: float,
+    unit_budget: int | None,
+) -> np.ndarray:
+    """Units for each candidate destination: the i-th best destination unit of an item is
+    matched with its i-th cheapest origin unit while the pair nets at least ``min_gain``."""
+    u_cell, u_value = dest.unit_cell, dest.unit_value
+    u_item = dest.item[u_cell]
+    d_count, d_start = _group_starts(u_item, n_items)
+    rank = (np.arange(u_item.shape[0]) - d_start[u_item]).astype(np.int32)
+    z_count, l_loss, o_count, o_start = _origin_losses(
+        held, mu, alive, avail, ok_, on, is_cd, keep_cd, d_count, n_items
+    )
+
+    paired = rank < z_count[u_item] + o_count[u_item]
+    loss = np.where(paired, 0.0, np.inf)
+    lossy_rank = paired & (rank >= z_count[u_item])
+    loss[lossy_rank] = l_loss[o_start[u_item[lossy_rank]] + rank[lossy_rank] - z_count[u_item[lossy_rank]]]
+    net = u_value - loss
+    del loss, lossy_rank, rank
+    chosen = paired & (net >= min_gain)
+    if unit_budget is not None:
+        idx = np.nonzero(chosen)[0]
+        if idx.shape[0] > unit_budget:
+            best = idx[np.argsort(-net[idx], kind="stable")[: max(int(unit_budget), 0)]]
+            chosen = np.zeros_like(chosen)
+            chosen[best] = True
+    q_cell = np.bincount(u_cell[chosen], minlength=dest.item.shape[0])
+    # a partly chosen minimum lot is completed: its average was worth it
+    return np.where((q_cell > 0) & (q_cell < qmin), qmin, q_cell)
+
+
+def _origin_table(
+    avail: np.ndarray, ok_: np.ndarray, on: np.ndarray, is_cd: np.ndarray, n_items: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each item's candidate origins (CDs first, then by free stock), up to MAX_ORIGINS_PER_ITEM.
+
+    Returns the row of each item in the table (-1 without origins), the origin node of
+    each cell (-1 when empty) and the units it may still give.
+    """
+    o_avail = avail[on, ok_]
+    o_order = np.lexsort((on, -o_avail, ~is_cd[on], ok_))
+    o_item, o_node, o_avail = ok_[o_order], on[o_order], o_avail[o_order]
+    _, os_start = _group_starts(o_item, n_items)
+    o_rank = np.arange(o_item.shape[0]) - os_start[o_item]
+    keep = o_rank < MAX_ORIGINS_PER_ITEM
+    o_item, o_node, o_avail, o_rank = o_item[keep], o_node[keep], o_avail[keep], o_rank[keep]
+    items_with_origins = np.unique(o_item)
+    row_of_item = np.full(n_items, -1, dtype=np.int64)
+    row_of_item[items_with_origins] = np.arange(items_with_origins.shape[0])
+    width = int(o_rank.max()) + 1
+    cand_node = np.full((items_with_origins.shape[0], width), -1, dtype=np.int64)
+    cand_rem = np.zeros((items_with_origins.shape[0], width), dtype=np.int64)
+    cand_node[row_of_item[o_item], o_rank] = o_node
+    cand_rem[row_of_item[o_item], o_rank] = o_avail
+    return row_of_item, cand_node, cand_rem
+
+
+def _route(
+    dest: _Destinations,
+    q_cell: np.ndarray,
+    avail: np.ndarray,
+    ok_: np.ndarray,
+    on: np.ndarray,
+    is_cd: np.ndarray,
+    cost: np.ndarray,
+    priorizar_cd: bool,
+    qmin: int,
+    n_items: int,
+) -> Plan:
+    """Origins for each destination, in rounds over each item's destinations, most urgent first.
+
+    In a round every item serves one destination: an origin that can send the whole
+    quantity beats one that cannot, a CD beats a store under ``priorizar_cd``, then the
+    cheapest shipment wins. What an origin could not send (at least ``qmin`` units) goes
+    to another origin in the next pass.
+    """
+    d_sel = np.nonzero(q_cell > 0)[0]
+    if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
+        return Plan.empty()
+    d_item, d_node, d_q, d_urg = dest.item[d_sel], dest.node[d_sel], q_cell[d_sel], dest.urgency[d_sel]
+    d_order = np.lexsort((d_node, -d_urg, d_item))
+    d_item, d_node, d_q = d_item[d_order], d_node[d_order], d_q[d_order].astype(np.int64)
+    row_of_item, cand_node, cand_rem = _origin_table(avail, ok_, on, is_cd, n_items)
+    store_penalty = np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0)
+
+    out_o, out_d, out_k, out_q = [], [], [], []
+    for _ in range(ROUTING_PASSES):
+        _, ds_start = _group_starts(d_item, n_items)
+        d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
+        by_round = np.argsort(d_rank, kind="stable")
+        bounds = np.searchsorted(d_rank[by_round], np.arange(int(d_rank.max()) + 2))
+        left = np.zeros(d_item.shape[0], dtype=np.int64)
+        for r in range(bounds.shape[0] - 1):
+            sel = by_round[bounds[r] : bounds[r + 1]]
+            rows = row_of_item[d_item[sel]]
+            has = rows >= 0
+            sel, rows = sel[has], rows[has]
+            if sel.shape[0] == 0:
+                continue
+            nodes = cand_node[rows]
+            rem = cand_rem[rows]
+            dnode = d_node[sel]
+            q = d_q[sel]
+            safe_nodes = np.maximum(nodes, 0)
+            valid = (nodes >= 0) & (rem >= qmin) & (nodes != dnode[:, None])
+            key = (
+                np.where(rem >= q[:, None], 0.0, 1.0e9)
+                + store_penalty[safe_nodes]
+                + cost[safe_nodes, dnode[:, None]]
+            )
+            key = np.where(valid, key, np.inf)
+            best = np.argmin(key, axis=1)
+            lines = np.arange(sel.shape[0])
+            ok = np.isfinite(key[lines, best])
+            if not ok.any():
+                continue
+            sel, rows, best, lines = sel[ok], rows[ok], best[ok], lines[ok]
+            send = np.minimum(q[ok], rem[lines, best])
+            cand_rem[rows, best] -= send
+            left[sel] = q[ok] - send
+            out_o.append(nodes[lines, best])
+            out_d.append(d_node[sel])
+            out_k.append(d_item[sel])
+            out_q.append(send)
+        again = left >= qmin
+        if not again.any():
+            break
+        d_item, d_node, d_q = d_item[again], d_node[again], left[again]
+    if not out_o:
+        return Plan.empty()
+    return Plan(np.concatenate(out_o), np.concatenate(out_d), np.concatenate(out_k), np.concatenate(out_q))
+
+
+def shipment_values(
+    inputs: EngineInput, rules: EngineRules, demand: Demand, p: Plan
+) -> tuple[np.ndarray, np.ndarray]:
+    """(gain at the destination, loss at the origin) of each shipment, in expected units sold.
+
+    An origin serving several destinations of one item loses cumulatively, in plan order;
+    a CD loses the value of the units it keeps for later weeks.
+    """
+    o, d, k, q = p.origin, p.dest, p.item, p.quantity
+    held = held_stock(inputs)
+    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
+    alive = np.asarray(demand.alive, dtype=np.float64)
+    d_held = held[d, k]
+    gain = alive[d, k] * (expected_sales(d_held + q, mu[d, k]) - expected_sales(d_held, mu[d, k]))
+    if (d_held <= 0).any():
+        gain = gain + np.where(d_held <= 0, run_uplift(inputs, held, mu * alive)[d, k], 0.0)
+    n_items = held.shape[1]
+    before = sent_before(o, k, q, n_items)
+    o_held, o_mu = held[o, k] - before, mu[o, k]
+    loss = alive[o, k] * (expected_sales(o_held, o_mu) - expected_sales(o_held - q, o_mu))
+    loss = np.where(np.asarray(inputs.node_is_cd, dtype=bool)[o], cd_keep_value(rules) * q, loss)
+    return gain, loss
+
+
+def sent_before(o: np.ndarray, k: np.ndarray, q: np.ndarray, n_items: int) -> np.ndarray:
+    """Units the same origin sent of the same item earlier in the plan, for each transfer."""
+    seq = np.lexsort((np.arange(o.shape[0]), k, o))  # by origin, item, then assignment order
+    group = o[seq] * n_items + k[seq]
+    first = np.r_[True, group[1:] != group[:-1]]
+    before = np.cumsum(q[seq]) - q[seq]  # units sent before, over the whole sequence
+    out = np.empty_like(q)
+    out[seq] = before - before[first][np.cumsum(first) - 1]
+    return out
+
+
+def _prune_routes(p: Plan, inputs: EngineInput, rules: EngineRules, demand: Demand, cost: np.ndarray) -> Plan:
+    """Drop the routes whose shipments, together, add less than the trip costs.
+
+    One pass: an origin's remaining shipments then lose a little less than valued here,
+    so a kept route only gets better.
+    """
+    if p.origin.shape[0] == 0 or (rules.custo_envio <= 0 and rules.custo_km <= 0):
+        return p
+    n_nodes = cost.shape[0]
+    gain, loss = shipment_values(inputs, rules, demand, p)
+    route = p.origin * n_nodes + p.dest
+    uniq, inverse = np.unique(route, return_inverse=True)
+    value = np.bincount(inverse, weights=gain - loss, minlength=uniq.shape[0])
+    pays = value >= cost.ravel()[uniq]
+    return p if pays.all() else p.take(pays[inverse])

@@ -1,0 +1,179 @@
+"""Reading the retailer's CSV files: the columns of each kind, the records in column order, and
+each field checked and parsed, a bad one rejecting the file with its line number.
+
+``services.stock.importer`` writes what this module reads.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from datetime import date
+from pathlib import Path
+
+KINDS = ("stores", "products", "stock", "sales", "campaigns")
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "stores": ("codigo", "nome", "cidade", "lat", "lng", "is_cd", "bloqueada"),
+    "products": ("sku", "nome", "marca", "categoria", "colecao", "cor", "tamanhos", "imagem"),
+    "stock": ("loja", "sku", "tamanho", "qtd"),
+    "sales": ("data", "loja", "sku", "tamanho", "qtd"),
+    "campaigns": ("sku", "loja", "inicio", "fim"),
+}
+
+# The database column is a 32-bit integer.
+MAX_QTD = 2_147_483_647
+SIZE_SEPARATOR = "|"
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_BOOLEANS = {"true": True, "false": False}
+# Report parsing progress every this many bytes.
+_PROGRESS_STEP = 1 << 20
+
+Progress = Callable[[int], None]
+
+
+class ImportRejected(Exception):
+    """A file that cannot be imported; ``line`` is 1-based, the header being line 1."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _decoded_lines(handle, progress: Progress | None) -> Iterator[str]:
+    """Lines of a binary file decoded as UTF-8, reporting bytes read as it goes."""
+    pending = 0
+    for number, raw in enumerate(handle, start=1):
+        if progress is not None:
+            pending += len(raw)
+            if pending >= _PROGRESS_STEP:
+                progress(pending)
+                pending = 0
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ImportRejected(number, "the file is not valid UTF-8") from None
+        if number == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        yield line
+    if progress is not None and pending:
+        progress(pending)
+
+
+def _records(lines: Iterable[str], kind: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields in the documented column order) for every non-blank row."""
+    expected = COLUMNS[kind]
+    reader = csv.reader(lines, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ImportRejected(1, f"the file is empty; expected the header {','.join(expected)}")
+        names = [h.strip().lower() for h in header]
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise ImportRejected(1, f"column {name!r} appears more than once")
+            seen.add(name)
+        missing = [c for c in expected if c not in seen]
+        unknown = [n for n in names if n not in expected]
+        if missing or unknown:
+            problems = []
+            if missing:
+                problems.append("missing column(s): " + ", ".join(missing))
+            if unknown:
+                problems.append("unknown column(s): " + ", ".join(repr(u) for u in unknown))
+            raise ImportRejected(1, "; ".join(problems) + f" (expected: {','.join(expected)})")
+        width = len(names)
+        order = [names.index(c) for c in expected]
+        in_order = order == list(range(width))
+        for fields in reader:
+            if not fields or (len(fields) == 1 and not fields[0].strip()):
+                continue
+            line = reader.line_num
+            if len(fields) != width:
+                raise ImportRejected(line, f"expected {width} fields, found {len(fields)}")
+            if in_order:
+                yield line, [f.strip() for f in fields]
+            else:
+                yield line, [fields[i].strip() for i in order]
+    except csv.Error as exc:
+        raise ImportRejected(reader.line_num or 1, f"malformed CSV ({exc})") from None
+
+
+def read_file(
+    kind: str, path: str | Path, progress: Progress | None = None
+) -> Iterator[tuple[int, list[str]]]:
+    """Records of a CSV file on disk, streamed."""
+    with open(path, "rb") as handle:
+        yield from _records(_decoded_lines(handle, progress), kind)
+
+
+# --------------------------------------------------------------------------- field parsing
+
+
+def parse_text(value: str, line: int, column: str, *, max_len: int, required: bool = True) -> str | None:
+    if not value:
+        if required:
+            raise ImportRejected(line, f"{column} is empty")
+        return None
+    if len(value) > max_len:
+        raise ImportRejected(line, f"{column} is longer than {max_len} characters")
+    return value
+
+
+def parse_qtd(value: str, line: int, column: str = "qtd") -> int:
+    if not (value.isascii() and value.isdigit()):
+        raise ImportRejected(line, f"{column} must be a whole number >= 0, got {value!r}")
+    qtd = int(value)
+    if qtd > MAX_QTD:
+        raise ImportRejected(line, f"{column} {value} is too large")
+    return qtd
+
+
+def parse_date(value: str, line: int, column: str) -> date:
+    if not _ISO_DATE.fullmatch(value):
+        raise ImportRejected(line, f"{column} must be an ISO date YYYY-MM-DD, got {value!r}")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ImportRejected(line, f"{column} {value!r} is not a calendar date") from None
+
+
+def parse_coordinate(value: str, line: int, column: str, limit: float) -> float | None:
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImportRejected(line, f"{column} must be a number, got {value!r}") from None
+    if not math.isfinite(number) or not -limit <= number <= limit:
+        raise ImportRejected(line, f"{column} {value} is outside [-{limit:g}, {limit:g}]")
+    return number
+
+
+def parse_boolean(value: str, line: int, column: str) -> bool:
+    parsed = _BOOLEANS.get(value.lower())
+    if parsed is None:
+        raise ImportRejected(line, f"{column} must be true or false, got {value!r}")
+    return parsed
+
+
+def parse_sizes(value: str, line: int) -> list[str]:
+    if not value:
+        raise ImportRejected(line, "tamanhos is empty")
+    sizes = [s.strip() for s in value.split(SIZE_SEPARATOR)]
+    for size in sizes:
+        if not size:
+            raise ImportRejected(line, f"tamanhos {value!r} has an empty size")
+        if len(size) > 20:
+            raise ImportRejected(line, f"size {size!r} is longer than 20 characters")
+    duplicated = sorted({s for s in sizes if sizes.count(s) > 1})
+    if duplicated:
+        raise ImportRejected(line, f"tamanhos repeats {', '.join(duplicated)}")
+    return sizes

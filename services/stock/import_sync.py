@@ -1,0 +1,208 @@
+"""Writing an import in bulk: the stores and products a file refers to, resolved once, and
+``sync_rows``, which makes the stock or sales table hold exactly a file's rows.
+
+Rows go through the raw DBAPI connection of the session's own transaction:
+``COPY`` into a temporary table followed by ``DELETE ... USING``, ``UPDATE ...
+FROM`` and ``INSERT ... SELECT`` on PostgreSQL, ``executemany`` in large chunks
+on SQLite. Only rows that differ are written.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from extensions import db
+from models.stock import Loja, Produto
+from services.stock.import_csv import SIZE_SEPARATOR, ImportRejected
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_COPY_CHUNK = 50_000
+_SQLITE_CACHE_KIB = 256 * 1024
+
+
+# --------------------------------------------------------------------------- references
+
+
+def is_postgres() -> bool:
+    return db.session.get_bind().dialect.name == "postgresql"
+
+
+def id_literal(value: uuid.UUID, postgres: bool) -> str:
+    """How a uuid travels on the raw connection: text for COPY, SQLAlchemy's 32-hex form on SQLite."""
+    return str(value) if postgres else value.hex
+
+
+def store_ids(postgres: bool) -> dict[str, str]:
+    return {codigo: id_literal(i, postgres) for i, codigo in db.session.execute(select(Loja.id, Loja.codigo))}
+
+
+def copy_escape(value: str) -> str:
+    """A value as PostgreSQL's COPY text format needs it."""
+    return value.translate(_COPY_ESCAPES)
+
+
+def product_refs(postgres: bool) -> dict[str, tuple[str, dict[str, str]]]:
+    """sku -> (id literal, {size: size as written}); one shared string per size.
+
+    On PostgreSQL sizes are handed back escaped for COPY (the only free text in
+    a stock or sales row; dates and ids never need it).
+    """
+    return {
+        sku: (id_literal(i, postgres), {s: copy_escape(s) if postgres else s for s in sizes})
+        for i, sku, sizes in db.session.execute(select(Produto.id, Produto.sku, Produto.tamanhos))
+    }
+
+
+def store_ref(stores: dict[str, str], codigo: str, line: int, column: str = "loja") -> str:
+    found = stores.get(codigo)
+    if found is None:
+        if not codigo:
+            raise ImportRejected(line, f"{column} is empty")
+        raise ImportRejected(line, f"unknown store {column} {codigo!r}")
+    return found
+
+
+def product_ref(products: dict, sku: str, line: int) -> tuple[str, dict[str, str]]:
+    found = products.get(sku)
+    if found is None:
+        if not sku:
+            raise ImportRejected(line, "sku is empty")
+        raise ImportRejected(line, f"unknown sku {sku!r}")
+    return found
+
+
+def grid_size(grid: dict[str, str], tamanho: str, sku: str, line: int) -> str:
+    size = grid.get(tamanho)
+    if size is None:
+        if not tamanho:
+            raise ImportRejected(line, "tamanho is empty")
+        raise ImportRejected(
+            line, f"size {tamanho!r} is not in the grid of {sku} ({SIZE_SEPARATOR.join(grid)})"
+        )
+    return size
+
+
+# --------------------------------------------------------------------------- bulk writing
+
+
+@dataclass
+class SyncCounts:
+    inserted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+
+
+def sync_rows(
+    table: str, key: tuple[str, ...], scope_width: int, rows: Sequence[tuple], postgres: bool
+) -> SyncCounts:
+    """Make ``table`` hold exactly ``rows`` within every scope they name.
+
+    ``rows`` are ``(*key, qtd)`` tuples with unique keys; a scope is the first
+    ``scope_width`` key columns (the store for stock, the day and store for
+    sales). Rows of a named scope that the file does not list are removed,
+    changed quantities updated, new keys inserted; identical rows are not
+    touched, so re-importing a file writes nothing. Runs on the raw DBAPI
+    connection of the session's transaction, so it commits or rolls back with
+    everything else.
+    """
+    raw = db.session.connection().connection.driver_connection
+    sync = _sync_postgres if postgres else _sync_sqlite
+    return sync(raw, table, key, scope_width, rows)
+
+
+def _sync_postgres(
+    raw, table: str, key: tuple[str, ...], scope_width: int, rows: Sequence[tuple]
+) -> SyncCounts:
+    """COPY into a staging table, then one set-based statement per change."""
+    counts = SyncCounts()
+    cols = ", ".join((*key, "qtd"))
+    scope = key[:scope_width]
+    staging = f"_import_{table}"
+    same_key = " AND ".join(f"t.{c} = s.{c}" for c in key)
+    same_scope = " AND ".join(f"t.{c} = p.{c}" for c in scope)
+    with raw.cursor() as cur:
+        cur.execute(f"DROP TABLE IF EXISTS {staging}")
+        cur.execute(f"CREATE TEMPORARY TABLE {staging} (LIKE {table}) ON COMMIT DROP")
+        with cur.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
+            # COPY text format built in large chunks: values arrive already
+            # escaped (see copy_escape), so joining them is all it takes.
+            for start in range(0, len(rows), _COPY_CHUNK):
+                copy.write(
+                    "".join(["\t".join(map(str, row)) + "\n" for row in rows[start : start + _COPY_CHUNK]])
+                )
+        cur.execute(f"ANALYZE {staging}")
+        cur.execute(
+            f"DELETE FROM {table} t USING (SELECT DISTINCT {', '.join(scope)} FROM {staging}) p "
+            f"WHERE {same_scope} AND NOT EXISTS (SELECT 1 FROM {staging} s WHERE {same_key})"
+        )
+        counts.removed = cur.rowcount
+        cur.execute(f"UPDATE {table} t SET qtd = s.qtd FROM {staging} s WHERE {same_key} AND t.qtd <> s.qtd")
+        counts.updated = cur.rowcount
+        # What staging holds once the keys already stored are dropped is new:
+        # a plain INSERT, much cheaper than an anti-join against the table
+        # being written.
+        cur.execute(f"DELETE FROM {staging} s USING {table} t WHERE {same_key}")
+        present = cur.rowcount
+        cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staging}")
+        counts.inserted = cur.rowcount
+        # ON COMMIT DROP does not fire when the caller's commit only releases a savepoint.
+        cur.execute(f"DROP TABLE {staging}")
+    counts.unchanged = present - counts.updated
+    return counts
+
+
+def _sync_sqlite(
+    raw, table: str, key: tuple[str, ...], scope_width: int, rows: Sequence[tuple]
+) -> SyncCounts:
+    """Compare with what the named scopes hold, then executemany the differences."""
+    counts = SyncCounts()
+    cols = ", ".join((*key, "qtd"))
+    scope = key[:scope_width]
+    cur = raw.cursor()
+    # A page cache large enough for the table's indexes while they take a
+    # million rows (SQLite's default is 2 MB); restored for the pooled connection.
+    previous_cache = cur.execute("PRAGMA cache_size").fetchone()[0]
+    cur.execute(f"PRAGMA cache_size = {-_SQLITE_CACHE_KIB}")
+    try:
+        # What the named scopes hold now, read through the primary key's prefix.
+        scopes = sorted({row[:scope_width] for row in rows})
+        where_scope = " AND ".join(f"{c} = ?" for c in scope)
+        select_sql = f"SELECT {cols} FROM {table} WHERE {where_scope}"
+        existing: dict[tuple, int] = {}
+        for values in scopes:
+            for *old_key, qtd in cur.execute(select_sql, values):
+                existing[tuple(old_key)] = qtd
+        inserts, updates = [], []
+        for row in rows:
+            old = existing.pop(row[:-1], None)
+            if old is None:
+                inserts.append(row)
+            elif old != row[-1]:
+                updates.append((row[-1], *row[:-1]))
+            else:
+                counts.unchanged += 1
+        where_key = " AND ".join(f"{c} = ?" for c in key)
+        if existing:
+            cur.executemany(f"DELETE FROM {table} WHERE {where_key}", sorted(existing))
+            counts.removed = len(existing)
+        if updates:
+            cur.executemany(f"UPDATE {table} SET qtd = ? WHERE {where_key}", updates)
+            counts.updated = len(updates)
+        # B-tree inserts in primary key order touch each page once.
+        inserts.sort()
+        placeholders = ", ".join("?" for _ in range(len(key) + 1))
+        chunk = 100_000
+        for start in range(0, len(inserts), chunk):
+            cur.executemany(
+                f"INSERT INTO {table} ({cols}) VALUES ({placeholders})", inserts[start : start + chunk]
+            )
+        counts.inserted = len(inserts)
+    finally:
+        cur.execute(f"PRAGMA cache_size = {int(previous_cache)}")
+        cur.close()
+    return counts

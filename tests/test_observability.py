@@ -1,0 +1,147 @@
+"""Request ids, JSON log lines, /metrics, /health/ready, and the request id of an unexpected error."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import uuid
+
+import pytest
+
+from observability import ContextFilter, JsonFormatter
+from tests.factories import auth_headers, make_user
+
+REMOTE = {"REMOTE_ADDR": "10.1.2.3"}
+
+
+def _sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of the Prometheus text, 0 when absent."""
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_every_response_carries_a_request_id(client):
+    given = client.get("/health", headers={"X-Request-ID": "lb-42.abc"})
+    assert given.headers["X-Request-ID"] == "lb-42.abc"
+    made = client.get("/api/v1/nothing-here")
+    assert made.status_code == 404 and re.fullmatch(r"[0-9a-f]{32}", made.headers["X-Request-ID"])
+    # A value that could forge log lines or headers is replaced, not echoed.
+    forged = client.get("/health", headers={"X-Request-ID": 'x" y\tz' + "a" * 200})
+    assert re.fullmatch(r"[0-9a-f]{32}", forged.headers["X-Request-ID"])
+
+
+def test_metrics_count_a_request_by_endpoint_and_status(client):
+    before = client.get("/metrics").get_data(as_text=True)
+    labels = {"method": "GET", "endpoint": "/api/v1/remanejamento/lotes/<uuid:lid>", "status": "401"}
+    assert client.get(f"/api/v1/remanejamento/lotes/{uuid.uuid4()}").status_code == 401
+    scraped = client.get("/metrics")
+    assert scraped.status_code == 200 and scraped.content_type.startswith("text/plain")
+    after = scraped.get_data(as_text=True)
+    assert (
+        _sample(after, "giro_http_requests_total", **labels)
+        == _sample(before, "giro_http_requests_total", **labels) + 1
+    )
+    latency = {"method": "GET", "endpoint": "/api/v1/remanejamento/lotes/<uuid:lid>", "le": "+Inf"}
+    assert _sample(after, "giro_http_request_duration_seconds_bucket", **latency) >= 1
+    for state in ("queued", "running", "done", "failed"):
+        assert f'giro_jobs{{state="{state}"}}' in after
+    assert "giro_db_pool_checked_out" in after and "giro_batch_generation_seconds_count" in after
+
+
+def test_metrics_are_open_on_loopback_only_or_with_the_token(app, client, monkeypatch):
+    refused = client.get("/metrics", environ_base=REMOTE)
+    assert refused.status_code == 403 and "METRICS_TOKEN" in refused.get_data(as_text=True)
+    monkeypatch.setitem(app.config, "METRICS_TOKEN", "s3cret-token")
+    assert client.get("/metrics", environ_base=REMOTE).status_code == 401
+    wrong = client.get("/metrics", environ_base=REMOTE, headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and wrong.headers["WWW-Authenticate"] == "Bearer"
+    ok = client.get("/metrics", environ_base=REMOTE, headers={"Authorization": "Bearer s3cret-token"})
+    assert ok.status_code == 200 and "giro_http_requests_total" in ok.get_data(as_text=True)
+
+
+def test_readiness_checks_the_database_and_redis_when_configured(app, client, monkeypatch):
+    ready = client.get("/health/ready")
+    assert ready.status_code == 200
+    assert ready.get_json() == {"status": "ok", "database": "ok", "redis": "not configured"}
+    monkeypatch.setitem(app.config, "REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
+    down = client.get("/health/ready")
+    assert down.status_code == 503 and down.get_json()["redis"] == "unavailable"
+    # /health stays the cheap liveness check: Redis is not its business.
+    assert client.get("/health").status_code == 200
+
+
+def test_redis_down_keeps_the_api_answering(app, client, ctx, monkeypatch):
+    from tests.factories import bearer, login
+
+    user = make_user(papel="planejador")
+    tokens = login(client, user)
+    headers = bearer(tokens["accessToken"])
+    monkeypatch.setitem(app.config, "REDIS_URL", "redis://127.0.0.1:1/0")
+    assert client.get("/api/v1/remanejamento/lotes", headers=headers).status_code == 200
+    out = client.post("/api/v1/auth/logout", headers=headers, json={"refreshToken": tokens["refreshToken"]})
+    assert out.status_code == 204
+    # The logout went to the database meanwhile: the token is refused.
+    assert client.get("/api/v1/remanejamento/lotes", headers=headers).status_code == 401
+
+
+def test_sign_in_fails_closed_only_when_configured(app, client, ctx, monkeypatch):
+    user = make_user(papel="planejador")
+    monkeypatch.setitem(app.config, "REDIS_URL", "redis://127.0.0.1:1/0")
+    body = {"email": user.email, "senha": "senha-forte-123"}
+    assert client.post("/api/v1/auth/login", json=body).status_code == 200
+    monkeypatch.setitem(app.config, "LOGIN_THROTTLE_FAIL_CLOSED", True)
+    closed = client.post("/api/v1/auth/login", json=body)
+    assert closed.status_code == 503 and "indisponível" in closed.get_json()["detail"]
+
+
+def test_log_lines_are_json_with_the_request_id_user_and_duration(client, ctx):
+    user = make_user(papel="planejador")
+    headers = auth_headers(client, user)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("giro.request")
+    logger.addHandler(handler)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        client.get("/api/v1/remanejamento/lotes", headers={**headers, "X-Request-ID": "trace-1"})
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    entry = json.loads(stream.getvalue().splitlines()[-1])
+    assert entry["request_id"] == "trace-1" and entry["user_id"] == str(user.id)
+    assert entry["status"] == 200 and entry["path"] == "/api/v1/remanejamento/lotes"
+    assert entry["duration_ms"] >= 0 and entry["level"] == "INFO" and entry["ts"]
+
+
+@pytest.mark.parametrize("prefix", ["/api/v1", "/tracker/api/v1"])
+def test_an_unexpected_error_quotes_the_request_id(client, ctx, monkeypatch, prefix):
+    from services import job_access
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(job_access, "get_job", broken)
+    user = make_user(papel="admin")
+    headers = auth_headers(client, user)
+    answer = client.get(f"{prefix}/jobs/{uuid.uuid4()}", headers={**headers, "X-Request-ID": "rid-500"})
+    assert answer.status_code == 500 and answer.headers["X-Request-ID"] == "rid-500"
+    body = answer.get_json()
+    if prefix == "/api/v1":
+        assert body == {"detail": "Erro interno (request id rid-500)"}
+    else:
+        assert body == {
+            "error": "INTERNAL_ERROR",
+            "message": "Internal server error",
+            "request_id": "rid-500",
+        }
+    assert "boom" not in answer.get_data(as_text=True)
