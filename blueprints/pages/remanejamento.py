@@ -648,6 +648,7 @@ def regras_simular():
             errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
     else:
         status = 422
+    regras: Any = SimpleNamespace(**{RULES[name].column: value for name, value in body.items()})
     names = (
         whatif.loja_names({i for r in result["rotas"] for i in (r["origem_id"], r["destino_id"])})
         if result
@@ -657,7 +658,7 @@ def regras_simular():
         "remanejamento/regras.html",
         "whatif",
         status=status,
-        **_regras_context(regras=body),
+        **_regras_context(regras=regras),
         whatif=result,
         whatif_errors=errors,
         whatif_names=names,

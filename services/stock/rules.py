@@ -71,6 +71,7 @@ RULE_FIELDS: tuple[RuleField, ...] = (
 # What one unit of custoEnvio and custoKm is worth, in expected units sold.
 COST_SCALE = 1000
 RULES: dict[str, RuleField] = {rule.name: rule for rule in RULE_FIELDS}
+_BY_COLUMN: dict[str, RuleField] = {rule.column: rule for rule in RULE_FIELDS}
 
 
 def defaults() -> dict:
@@ -131,8 +132,8 @@ class NovasRegras:
     qtd_maxima: int
     lojas_bloqueadas: list[str]  # store ids as given; checked here against the stores
     marcas_bloqueadas: list[str]
-    custo_envio: int = RULES["custoEnvio"].default
-    custo_km: int = RULES["custoKm"].default
+    custo_envio: int = _BY_COLUMN["custo_envio"].default
+    custo_km: int = _BY_COLUMN["custo_km"].default
 
 
 def update_rules(novas: NovasRegras, user: User) -> RegrasRemanejamento:
