@@ -169,7 +169,9 @@ def enqueue(
         return holder, False
     if dispatch:
         _refuse_if_queue_down()
-        db.session.info.setdefault(_PENDING, []).append((job.id, kind))
+        # Remembered with the SAVEPOINT it was queued in (if any): rolling that back forgets it.
+        scope = db.session().get_nested_transaction()
+        db.session.info.setdefault(_PENDING, []).append((job.id, kind, scope))
     return job, True
 
 
@@ -212,16 +214,37 @@ _PENDING = "giro_pending_jobs"
 
 @event.listens_for(Session, "after_commit")
 def _dispatch_after_commit(session: Session) -> None:
+    # Releasing a SAVEPOINT fires after_commit too: its jobs wait for the real commit, or a
+    # worker (or the eager test runner) would look for a job row nobody can see yet.
+    if session.in_nested_transaction():
+        return
     pending = session.info.pop(_PENDING, None)
     if not pending:
         return
-    for job_id, kind in pending:
+    for job_id, kind, _scope in pending:
         job_queue.submit(job_id, kind)
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget_after_rollback(session: Session) -> None:
-    session.info.pop(_PENDING, None)
+@event.listens_for(Session, "after_soft_rollback")
+def _forget_after_rollback(session: Session, previous_transaction) -> None:
+    pending = session.info.get(_PENDING)
+    if not pending:
+        return
+    if previous_transaction.parent is None:
+        session.info.pop(_PENDING, None)
+        return
+    if not previous_transaction.nested:
+        return
+    # A SAVEPOINT rolled back: forget the jobs queued inside it (or inside one nested in it).
+
+    def inside(scope) -> bool:
+        while scope is not None:
+            if scope is previous_transaction:
+                return True
+            scope = scope.parent
+        return False
+
+    session.info[_PENDING] = [entry for entry in pending if not inside(entry[2])]
 
 
 # ---------------------------------------------------------------------------

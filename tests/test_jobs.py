@@ -327,6 +327,22 @@ def test_a_rolled_back_request_sends_nothing(ctx, app):
     assert outbox == []
 
 
+def test_mail_queued_inside_a_savepoint_leaves_only_when_the_request_commits(ctx):
+    """Releasing a SAVEPOINT is not the commit: the job waits; rolling one back forgets it."""
+    from services.mail import queue_mail
+
+    with captured_mail() as outbox:
+        queue_mail("before@example.com", "subject", "body")
+        with db.session.begin_nested():
+            queue_mail("kept@example.com", "subject", "body")
+        assert outbox == []
+        savepoint = db.session.begin_nested()
+        queue_mail("forgotten@example.com", "subject", "body")
+        savepoint.rollback()
+        db.session.commit()
+    assert sorted(message["To"] for message in outbox) == ["before@example.com", "kept@example.com"]
+
+
 def test_enqueue_call_runs_any_service_function(ctx):
     from services import jobs
 
