@@ -409,7 +409,8 @@ def _refusal(form) -> tuple[str, str | None]:
     body = {"motivo": form.get("motivoRecusa", "")}
     if form.get("motivoTexto", "").strip():
         body["motivoTexto"] = form.get("motivoTexto", "")
-    if not body["motivo"]:
+    # "outro" needs words: said on the page as a missing reason.
+    if not body["motivo"] or (body["motivo"] == "outro" and "motivoTexto" not in body):
         raise MissingRefusalReason
     data = RecusaRequest().load(body)
     return data["motivo"], data.get("motivo_texto")

@@ -522,6 +522,8 @@ def _act(
     if (rec.status, rec.vetado) not in transition.sources:
         _refuse(transition, rec)
     antes = rec.status
+    # Restoring logs the veto's reason it lifts, so an undo can bring it back.
+    logged_motivo = rec.motivo_veto if acao == "restaurar" else motivo
     _apply(acao, rec, motivo, motivo_recusa)
     now = utcnow()
     rec.ultima_acao_em = now
@@ -534,7 +536,7 @@ def _act(
             status_anterior=antes,
             status_novo=rec.status,
             vetado=rec.vetado,
-            motivo=motivo,
+            motivo=logged_motivo,
             motivo_recusa=motivo_recusa,
             usuario_id=user.id,
             usuario_nome=user.name,
@@ -640,20 +642,22 @@ def decidir_filtro(
         matching = db.session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
         return ResultadoEmLote(acao, 0, {"papel": matching} if matching else {})
     rows = db.session.execute(
-        stmt.with_only_columns(Recomendacao.id, Recomendacao.status, Recomendacao.vetado)
+        stmt.with_only_columns(
+            Recomendacao.id, Recomendacao.status, Recomendacao.vetado, Recomendacao.motivo_veto
+        )
         .order_by(Recomendacao.id)
         .with_for_update(of=Recomendacao)
     ).all()
     name, value = transition.result
     ignoradas: Counter[str] = Counter()
     changing = []
-    for rid, status, vetado in rows:
+    for rid, status, vetado, motivo_veto in rows:
         if (status if name == "status" else vetado) == value:
             ignoradas[status if name == "status" else ("vetada" if value else "nao_vetada")] += 1
         elif (status, vetado) not in transition.sources:
             ignoradas["vetada" if vetado and transition.vetoed_refusal else status] += 1
         else:
-            changing.append((rid, status, vetado))
+            changing.append((rid, status, vetado, motivo_veto))
     if changing:
         _update_all(acao, changing, user, motivo, motivo_recusa)
     return ResultadoEmLote(acao, len(changing), dict(ignoradas))
@@ -661,7 +665,7 @@ def decidir_filtro(
 
 def _update_all(
     acao: str,
-    changing: list[tuple[uuid.UUID, str, bool]],
+    changing: list[tuple[uuid.UUID, str, bool, str | None]],
     user: User,
     motivo: str | None,
     motivo_recusa: str | None,
@@ -675,7 +679,7 @@ def _update_all(
         "ultima_acao_por_nome": user.name,
         **_side_effects(acao, motivo, motivo_recusa),
     }
-    ids = [rid for rid, _status, _vetado in changing]
+    ids = [row[0] for row in changing]
     for start in range(0, len(ids), BULK_CHUNK):
         db.session.execute(
             update(Recomendacao)
@@ -692,13 +696,13 @@ def _update_all(
                 "status_anterior": status,
                 "status_novo": value if name == "status" else status,
                 "vetado": value if name == "vetado" else vetado,
-                "motivo": motivo,
+                "motivo": motivo_veto if acao == "restaurar" else motivo,
                 "motivo_recusa": motivo_recusa,
                 "usuario_id": user.id,
                 "usuario_nome": user.name,
                 "criado_em": now,
             }
-            for rid, status, vetado in changing
+            for rid, status, vetado, motivo_veto in changing
         ],
     )
     # Recommendations already loaded in this session would still show their old state.
@@ -759,13 +763,8 @@ def desfazer(lote_id: uuid.UUID, rid: uuid.UUID, user: User, acao: str) -> Recom
     elif acao == "vetar":
         rec.motivo_veto = None
     elif acao == "restaurar":
-        # The veto comes back with its reason.
-        rec.motivo_veto = db.session.scalar(
-            select(AcaoRecomendacao.motivo)
-            .where(AcaoRecomendacao.recomendacao_id == rid, AcaoRecomendacao.acao == "vetar")
-            .order_by(AcaoRecomendacao.criado_em.desc())
-            .limit(1)
-        )
+        # The veto comes back with its reason, which the restoring action logged.
+        rec.motivo_veto = last.motivo
     rec.ultima_acao_em = now
     rec.ultima_acao_por_id = user.id
     rec.ultima_acao_por_nome = user.name
