@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models.remanejamento import AcaoRecomendacao
-from services.stock import decisions
 from services.errors import ConflictError
+from services.stock import decisions
 from tests.factories import auth_headers, make_rec, make_user
 from tests.test_pages_remanejamento import API, api_status, hx, sign_in, small_network, text
 

@@ -688,7 +688,7 @@ def _update_all(
             .execution_options(synchronize_session=False)
         )
     db.session.execute(
-        insert(AcaoRecomendacao),
+        insert(AcaoRecomendacao.__table__),
         [
             {
                 "recomendacao_id": rid,
