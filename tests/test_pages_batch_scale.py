@@ -257,6 +257,9 @@ def test_refusing_a_row_asks_for_a_reason_and_history_shows_it(client, net, plan
     lid, rec = net["lote"].id, net["recs"]["alta"]
     dialog = text(client.get(f"/lotes/{lid}/recomendacoes/{rec.id}/recusa", headers=hx()))
     assert 'name="motivoRecusa" value="estoque_errado"' in dialog and "Outro motivo" in dialog
+    # Without JavaScript the link opens the same form as a page, and its plain post goes back to the batch.
+    plain = text(client.get(f"/lotes/{lid}/recomendacoes/{rec.id}/recusa"))
+    assert "<html" in plain and 'name="motivoRecusa" value="custo"' in plain
     missing = client.post(f"/lotes/{lid}/recomendacoes/{rec.id}/recusar", headers=hx(csrf))
     assert missing.status_code == 422 and "Escolha o motivo da recusa" in text(missing)
     assert api_status(client, planner, rec.id)["status"] == "pendente"

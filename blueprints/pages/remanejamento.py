@@ -462,12 +462,9 @@ def refuse_form(lid: str, rid: str):
         rec = decisions.get_recomendacao(rec_id, current_user, lote_id=lote_id)
     except DomainError:
         abort(404)
+    template = "remanejamento/_refuse_form.html" if wants_fragment() else "remanejamento/recusa.html"
     return render_page(
-        "remanejamento/_refuse_form.html",
-        rec=rec,
-        lote_id=lote_id,
-        names=Names.load({rec.produto_id}),
-        label=_rec_label(rec, Names.load({rec.produto_id})),
+        template, rec=rec, lote_id=lote_id, label=_rec_label(rec, Names.load({rec.produto_id}))
     )
 
 
