@@ -648,7 +648,12 @@ def bulk(lid: str):
     status = 422 if result.error else 200
     # The totals and the flow come along out of band after a change.
     changed = result.error is None
-    context = _batch_context(lote_id, current_user, TableState.read(request.form))
+    fragment = wants_fragment()
+    context = _batch_context(lote_id, current_user, TableState.read(request.form), panels=not fragment)
+    if fragment and changed:
+        context.update(
+            totais=batches.totais(lote_id, current_user), fluxo=batches.fluxo(lote_id, current_user)
+        )
     context.update(bulk=result, oob=changed)
     return render_page("remanejamento/lote.html", "rec_table", status=status, **context)
 
