@@ -246,7 +246,10 @@ def test_the_pushed_address_has_no_empty_or_default_value(client, net, planner):
     assert pushed.path == f"/lotes/{lid}"
     assert parse_qs(pushed.query, keep_blank_values=True) == {"status": ["aprovada"], "densa": ["1"]}
     # The page opts out of htmx's history snapshot: Back/Forward re-render controls and table.
-    assert 'hx-history="false"' in text(client.get(f"/lotes/{lid}"))
+    page = text(client.get(f"/lotes/{lid}"))
+    assert 'hx-history="false"' in page
+    # Every htmx request of the page points at the busy sign (shown after 200 ms by the CSS).
+    assert re.search(r'<body[^>]*hx-indicator="#busy"', page) and 'id="busy"' in page
 
 
 # --- refusing a row, with a reason -----------------------------------------------------------
