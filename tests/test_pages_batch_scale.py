@@ -83,7 +83,7 @@ def test_approving_everything_matching_changes_every_page_and_says_what_was_skip
     assert response.status_code == 200
     body = text(response)
     # 61 pending high-priority ones change; 2 refused and 1 vetoed are skipped, by why.
-    assert "61 aprovadas; 3 ignoradas: 2 já recusadas, 1 vetadas." in body
+    assert "61 aprovadas; 3 ignoradas: 2 já recusadas, 1 vetada." in body
     assert statuses(client, planner, lid) == {
         "aprovada": 62,  # the 61, and the small network's approved one
         "recusada": 2,
@@ -103,7 +103,7 @@ def test_one_reason_alone_is_named_without_a_count(client, big, planner):
     lid = big["lote"].id
     bulk(client, csrf, lid, acao="aprovar", todas="1", prioridade="alta", status="pendente")
     again = text(bulk(client, csrf, lid, acao="aprovar", todas="1", prioridade="alta"))
-    assert "0 aprovadas; 64 ignoradas: 61 já aprovadas, 2 já recusadas, 1 vetadas." in again
+    assert "0 aprovadas; 64 ignoradas: 61 já aprovadas, 2 já recusadas, 1 vetada." in again
     executed = text(bulk(client, csrf, lid, acao="executar", todas="1", status="aprovada"))
     assert "62 executadas." in executed
     refused = text(

@@ -517,12 +517,11 @@ class BulkResult:
             skipped["_mesma"] = skipped.get("_mesma", 0) + self.unchanged
         if skipped:
             total = sum(skipped.values())
-            labels = _skip_labels()
-            reasons = [(labels.get(key, key), n) for key, n in sorted(skipped.items(), key=lambda kv: -kv[1])]
+            reasons = sorted(skipped.items(), key=lambda kv: -kv[1])
             if len(reasons) == 1:
-                why = reasons[0][0]
+                why = _skip_label(reasons[0][0], total)
             else:
-                why = ", ".join(f"{format_decimal(n)} {label}" for label, n in reasons)
+                why = ", ".join(f"{format_decimal(n)} {_skip_label(key, n)}" for key, n in reasons)
             parts.append(
                 ngettext(
                     "%(n)s ignorada: %(why)s",
@@ -545,7 +544,7 @@ class BulkResult:
 
 
 def _done_count(acao: str, n: int) -> str:
-    """ "1.234 aprovadas": how many an action changed, in words."""
+    """How many an action changed, in words ("1.234 aprovadas")."""
     num = format_decimal(n)
     forms = {
         "aprovar": ngettext("%(n)s aprovada", "%(n)s aprovadas", n, n=num),
@@ -557,17 +556,20 @@ def _done_count(acao: str, n: int) -> str:
     return forms.get(acao, ngettext("%(n)s alterada", "%(n)s alteradas", n, n=num))
 
 
-def _skip_labels() -> dict[str, str]:
-    return {
-        "pendente": _("ainda pendentes"),
-        "aprovada": _("já aprovadas"),
-        "executada": _("já executadas"),
-        "recusada": _("já recusadas"),
-        "vetada": _("vetadas"),
-        "nao_vetada": _("não vetadas"),
-        "papel": _("seu papel não permite esta ação"),
-        "_mesma": _("já estavam assim"),
+def _skip_label(key: str, n: int) -> str:
+    """Why ``n`` recommendations were skipped, agreeing with ``n``."""
+    if key == "papel":
+        return _("seu papel não permite esta ação")
+    forms = {
+        "pendente": ngettext("ainda pendente", "ainda pendentes", n),
+        "aprovada": ngettext("já aprovada", "já aprovadas", n),
+        "executada": ngettext("já executada", "já executadas", n),
+        "recusada": ngettext("já recusada", "já recusadas", n),
+        "vetada": ngettext("vetada", "vetadas", n),
+        "nao_vetada": ngettext("não vetada", "não vetadas", n),
+        "_mesma": ngettext("já estava assim", "já estavam assim", n),
     }
+    return forms.get(key, key)
 
 
 def single_done(acao: str) -> str:

@@ -35,7 +35,7 @@ def test_select_everything_matching_then_approve_shows_the_counts(page, committe
     matching.check()
     expect(page.locator("#sel-count")).to_have_text("Todas as 64 que correspondem ao filtro")
     page.get_by_role("button", name="Aprovar selecionadas").click()
-    expect(page.locator("#bulk-result")).to_have_text("61 aprovadas; 3 ignoradas: 2 já recusadas, 1 vetadas.")
+    expect(page.locator("#bulk-result")).to_have_text("61 aprovadas; 3 ignoradas: 2 já recusadas, 1 vetada.")
     screenshot(page, "batch-bulk")
     # Every page changed, not only the one shown: the vetoed one alone is still pending.
     page.get_by_label("Situação").select_option("pendente")
