@@ -390,3 +390,45 @@ def test_learning_does_not_hold_a_wrong_stock_against_the_route(client, net, pla
         r for r in routes if r["origemId"] == str(net["cd"].id) and r["destinoId"] == str(net["moema"].id)
     ]
     assert [(r["rejeitadas"], r["fator"] < 1) for r in cd_moema] == [(1, True)]
+
+
+# --- two planners at once --------------------------------------------------------------------
+
+
+@pytest.mark.committing
+def test_two_planners_approving_everything_at_once_change_each_row_once(app, client):
+    import threading
+
+    from tests.factories import PASSWORD, make_loja, make_lote, make_produto
+
+    with app.app_context():
+        cd, loja, produto = make_loja(is_cd=True), make_loja(), make_produto()
+        lote = make_lote()
+        for _ in range(40):
+            make_rec(lote, produto, cd, loja)
+        planners = [make_user(papel="planejador", name=f"Planejador {i}") for i in range(2)]
+        db.session.commit()
+        lid, emails = lote.id, [p.email for p in planners]
+    barrier = threading.Barrier(2)
+    bodies: list = [None, None]
+
+    def planner(i: int) -> None:
+        own = app.test_client()
+        assert own.post("/login", data={"email": emails[i], "senha": PASSWORD}).status_code == 302
+        csrf = own.get_cookie("csrf_access_token").value
+        barrier.wait()
+        response = own.post(f"/lotes/{lid}/acoes", data={"acao": "aprovar", "todas": "1"}, headers=hx(csrf))
+        bodies[i] = (response.status_code, text(response))
+
+    threads = [threading.Thread(target=planner, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert [code for code, _ in bodies] == [200, 200]
+    changed = [int(re.search(r"(\d+) aprovadas?[;.]", body).group(1)) for _, body in bodies]
+    # The second waits for the first one's locks, then finds every row already approved.
+    assert sorted(changed) == [0, 40], changed
+    assert any("40 ignoradas: já aprovadas" in body for _, body in bodies)
+    with app.app_context():
+        assert action_log_count() == 40
