@@ -57,8 +57,9 @@ def _reset_postgres(url: str) -> None:
     engine.dispose()
 
 
-def _build(n_recs: int, seed: int = 7) -> tuple[str, str]:
-    """Network, batch and planner; returns (batch id, planner e-mail)."""
+def _build(n_recs: int, seed: int = 7, *, all_pending: bool = False) -> tuple[str, str]:
+    """Network, batch and planner; returns (batch id, planner e-mail). ``all_pending``: every
+    recommendation pending and not vetoed (for timing a decision on all of them)."""
     from sqlalchemy import insert
 
     from extensions import db
@@ -100,8 +101,8 @@ def _build(n_recs: int, seed: int = 7) -> tuple[str, str]:
         destino = rng.choice([s for s in stores if s is not origem])
         produto = rng.choice(produtos)
         prioridade = rng.choice(PRIORIDADES)
-        status = rng.choice(statuses)
-        vetado = status in ("pendente", "aprovada") and rng.random() < 0.05
+        status = "pendente" if all_pending else rng.choice(statuses)
+        vetado = not all_pending and status in ("pendente", "aprovada") and rng.random() < 0.05
         rows.append(
             {
                 "id": uuid.uuid4(),
@@ -204,6 +205,7 @@ def bench_batch_page(url: str, n_recs: int, runs: int) -> float:
     action = _time(
         lambda: client.post(
             f"{page}/recomendacoes/{next(ids)}/{next(actions)}",
+            data={"motivoRecusa": "loja_recusa"},  # the page asks a refusal's reason
             headers={"HX-Request": "true", "X-CSRF-TOKEN": csrf},
         ),
         runs,

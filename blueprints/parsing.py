@@ -154,6 +154,9 @@ class Parser(FlaskParser):
             raise UnsupportedMediaType("Request bodies must be application/json")
         data = req.get_data(cache=True)
         if not data:
+            # A schema whose body the document declares optional loads no body as {}.
+            if getattr(schema, "OPTIONAL_BODY", False):
+                return {}
             raise ma.ValidationError([MISSING_BODY])
         if isinstance(req, Request):
             # Parsed once per request: the sign-in throttle has often read it already.

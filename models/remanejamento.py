@@ -28,6 +28,8 @@ PRIORIDADES = ("alta", "media", "baixa")
 PRIORIDADE_RANK = {p: i for i, p in enumerate(PRIORIDADES)}
 STATUS_RECOMENDACAO = ("pendente", "aprovada", "executada", "recusada")
 TIPOS_ORIGEM = ("cd", "loja")
+# Why a planner refuses: the stock figures were wrong, the store refuses, the cost, another reason.
+MOTIVOS_RECUSA = ("estoque_errado", "loja_recusa", "custo", "outro")
 ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar")
 
 
@@ -98,6 +100,9 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
     status: Mapped[str] = mapped_column(String(10), default="pendente")
     vetado: Mapped[bool] = mapped_column(Boolean, default=False)
     motivo_veto: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Why it was refused: one of MOTIVOS_RECUSA and the planner's words (migration 0021).
+    motivo_recusa: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    motivo_recusa_texto: Mapped[str | None] = mapped_column(Text, nullable=True)
     # Last action that changed it; NULL means nobody has touched it (regeneration may replace it).
     ultima_acao_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     ultima_acao_por_id: Mapped[uuid.UUID | None] = mapped_column(
@@ -137,6 +142,7 @@ class AcaoRecomendacao(UUIDPrimaryKey, db.Model):
     status_novo: Mapped[str] = mapped_column(String(10))
     vetado: Mapped[bool] = mapped_column(Boolean)
     motivo: Mapped[str | None] = mapped_column(Text, nullable=True)
+    motivo_recusa: Mapped[str | None] = mapped_column(String(20), nullable=True)
     usuario_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
     )

@@ -124,7 +124,11 @@ def test_dashboard_shows_kpis_charts_and_the_open_batch(client, net, planner):
 def test_dashboard_learning_chart_after_refusals(client, net, planner):
     csrf = sign_in(client, planner)
     lid = net["lote"].id
-    client.post(f"/lotes/{lid}/recomendacoes/{net['recs']['baixa'].id}/recusar", headers=hx(csrf))
+    client.post(
+        f"/lotes/{lid}/recomendacoes/{net['recs']['baixa'].id}/recusar",
+        data={"motivoRecusa": "loja_recusa"},
+        headers=hx(csrf),
+    )
     body = text(client.get("/"))
     chart = re.search(r'data-chart="chart-aprendizado">(.*?)</script>', body, re.S)
     assert chart, "the learning chart is drawn once a refusal exists"
@@ -412,7 +416,7 @@ ACTION_LABELS = {
 def _offered(page_row: str) -> list[str]:
     return [
         ACTION_LABELS[label]
-        for label in re.findall(r">(Aprovar|Executar|Recusar|Vetar|Restaurar)</button>", page_row)
+        for label in re.findall(r">(Aprovar|Executar|Recusar|Vetar|Restaurar)</(?:button|a)>", page_row)
     ]
 
 
@@ -444,7 +448,7 @@ def test_a_row_offers_exactly_the_moves_the_service_makes(client, net, papel):
             before = api_status(client, make_user(papel="admin"), fresh.id)
             response = client.post(
                 f"/lotes/{lid}/recomendacoes/{fresh.id}/{acao}",
-                data={"motivo": "Sem espaço"},
+                data={"motivo": "Sem espaço", "motivoRecusa": "custo"},
                 headers=hx(csrf),
             )
             assert response.status_code == 200, (status, vetado, acao)
@@ -467,7 +471,7 @@ def test_bulk_actions_report_what_could_not_change(client, net, planner):
     )
     assert response.status_code == 200
     body = text(response)
-    assert "2 recomendações alteradas" in body and "1 não pôde mudar" in body
+    assert "2 aprovadas; 1 não pôde mudar" in body
     assert "Não é possível aprovar uma recomendação executada" in body
     assert 'id="totais" hx-swap-oob="true"' in body or ('id="totais"' in body and "hx-swap-oob" in body)
     assert api_status(client, planner, recs["alta"].id)["status"] == "aprovada"
@@ -484,7 +488,7 @@ def test_bulk_veto_needs_a_reason_and_keeps_the_filters(client, net, planner):
     done = client.post(f"/lotes/{lid}/acoes", data={**data, "motivo": "Sem espaço"}, headers=hx(csrf))
     assert done.status_code == 200
     body = text(done)
-    assert "1 recomendação alterada" in body
+    assert "1 vetada." in body
     assert str(recs["media"].id) not in body  # the prioridade=alta filter still applies
     assert api_status(client, planner, recs["alta"].id)["motivoVeto"] == "Sem espaço"
     nothing = client.post(f"/lotes/{lid}/acoes", data={"acao": "aprovar"}, headers=hx(csrf))

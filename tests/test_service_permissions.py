@@ -37,6 +37,12 @@ def test_decisions_refuse_an_actor_without_the_role(ctx, papel):
         with pytest.raises(ForbiddenError):
             act(rec.id, user)
     assert rec.status == "pendente"
+    with pytest.raises(ForbiddenError):
+        decisions.desfazer(rec.lote_id, rec.id, user, "aprovar")
+    # A decision on everything a filter matches changes nothing and says the role is why.
+    result = decisions.decidir_filtro("aprovar", decisions.FiltroRecomendacoes(lote_id=rec.lote_id), user)
+    assert (result.alteradas, result.ignoradas) == (0, {"papel": 1})
+    assert rec.status == "pendente"
 
 
 def test_tracker_services_refuse_members_and_strangers(ctx):

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from flask import Blueprint, Response, abort, make_response, redirect, request, url_for
+from flask_babel import format_decimal, ngettext
 from flask_babel import gettext as _
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
@@ -31,6 +32,7 @@ from schemas.stock.remanejamento import (
     CadencePayload,
     HistoricoQuery,
     RecomendacoesQuery,
+    RecusaRequest,
     RegrasPayload,
     VetoRequest,
 )
@@ -43,7 +45,7 @@ blp = Blueprint("remanejamento", __name__)
 PAGE_SIZE = 50
 # The batch page's status filter: the API's statuses plus the orthogonal veto.
 SITUACOES = (*STATUS_RECOMENDACAO, "vetada")
-FILTER_KEYS = ("prioridade", "tipoOrigem", "origemId", "lojaDestinoId", "produtoId", "status")
+FILTER_KEYS = ("prioridade", "tipoOrigem", "origemId", "lojaDestinoId", "produtoId", "status", "q")
 HISTORY_LIMIT = 500
 EFETIVIDADE_WEEKS = 12
 APRENDIZADO_BARS = 8
@@ -220,6 +222,7 @@ class TableState:
     sort: str = "prioridade"
     desc: bool = False
     page: int = 1
+    dense: bool = False
     errors: list[str] = field(default_factory=list)
 
     @classmethod
@@ -237,6 +240,7 @@ class TableState:
                 "lojaDestinoId": _("Destino"),
                 "produtoId": _("Produto"),
                 "status": _("Situação"),
+                "q": _("Busca"),
             }
             campos = ", ".join(sorted(labels.get(name, name) for name in exc.messages))
             errors.append(_("Filtro inválido ignorado: %(campos)s.", campos=campos))
@@ -252,26 +256,49 @@ class TableState:
         except ValueError:
             page = 1
         return cls(
-            filters=filters, raw=raw, sort=sort, desc=values.get("dir") == "desc", page=page, errors=errors
+            filters=filters,
+            raw=raw,
+            sort=sort,
+            desc=values.get("dir") == "desc",
+            page=page,
+            dense=values.get("densa") == "1",
+            errors=errors,
         )
 
     def query(self, **changes: Any) -> dict[str, Any]:
         """Query-string values of this state with ``changes`` applied (for links)."""
         out: dict[str, Any] = dict(self.raw)
-        out.update({"ordem": self.sort, "dir": "desc" if self.desc else "asc", "pagina": self.page})
+        out.update(
+            {
+                "ordem": self.sort,
+                "dir": "desc" if self.desc else "asc",
+                "pagina": self.page,
+                "densa": "1" if self.dense else None,
+            }
+        )
         out.update(changes)
         return {k: v for k, v in out.items() if v not in (None, "")}
+
+    def address(self) -> dict[str, Any]:
+        """The state as the address bar keeps it: no empty value, no default."""
+        defaults = {"ordem": "prioridade", "dir": "asc", "pagina": 1}
+        return {k: v for k, v in self.query().items() if defaults.get(k) != v}
 
     def sort_query(self, key: str) -> dict[str, Any]:
         desc = not self.desc if key == self.sort else key in ("score", "quantidade")
         return self.query(ordem=key, dir="desc" if desc else "asc", pagina=1)
 
 
-def _table(lote_id: uuid.UUID, user: User, state: TableState) -> dict:
-    """One page of the batch's recommendations, filtered and sorted by the service, with the names it shows."""
-    filters = dataclasses.replace(
+def _matching(lote_id: uuid.UUID, state: TableState) -> decisions.FiltroRecomendacoes:
+    """The table's filters (all pages): what it lists, and what "all matching" acts on."""
+    return dataclasses.replace(
         state.filters, lote_id=lote_id, vetado=True if state.raw.get("status") == "vetada" else None
     )
+
+
+def _table(lote_id: uuid.UUID, user: User, state: TableState) -> dict:
+    """One page of the batch's recommendations, filtered and sorted by the service, with the names it shows."""
+    filters = _matching(lote_id, state)
     total = decisions.count_recomendacoes(user, filters)
     pages = max(1, -(-total // PAGE_SIZE))
     state.page = min(state.page, pages)
@@ -320,11 +347,21 @@ def lote(lid: str):
     lote_id = _uuid_or_404(lid)
     state = TableState.read(request.args)
     context = _batch_context(lote_id, current_user, state, panels=not wants_fragment())
-    return render_page("remanejamento/lote.html", "rec_table", **context)
+    response = render_page("remanejamento/lote.html", "rec_table", **context)
+    if wants_fragment():
+        # The address bar gets the state the table shows: no empty filter, no default.
+        response.headers["HX-Push-Url"] = url_for("remanejamento.lote", lid=lote_id, **state.address())
+    return response
 
 
 def _row_response(
-    lote_id: uuid.UUID, rid: uuid.UUID, *, mode: str = "view", error: str | None = None, status: int = 200
+    lote_id: uuid.UUID,
+    rid: uuid.UUID,
+    *,
+    mode: str = "view",
+    error: str | None = None,
+    status: int = 200,
+    done: str | None = None,
 ) -> Response:
     """The row re-rendered, with the totals and the flow swapped out of band after a change."""
     try:
@@ -344,6 +381,9 @@ def _row_response(
         oob=mode == "view" and request.method == "POST",
         totais=batches.totais(lote_id, current_user) if request.method == "POST" else None,
         fluxo=batches.fluxo(lote_id, current_user) if request.method == "POST" else None,
+        done=done,
+        done_text=single_done(done) if done else "",
+        undo_seconds=UNDO_VISIBLE_SECONDS,
     )
 
 
@@ -360,6 +400,36 @@ def _motivo(form) -> str:
     return VetoRequest().load({"motivo": form.get("motivo", "")})["motivo"]
 
 
+class MissingRefusalReason(ValueError):
+    """The page asks for a reason with every refusal (the API lets it out)."""
+
+
+def _refusal(form) -> tuple[str, str | None]:
+    """The refusal's reason code and words from a form, checked by the API's schema."""
+    body = {"motivo": form.get("motivoRecusa", "")}
+    if form.get("motivoTexto", "").strip():
+        body["motivoTexto"] = form.get("motivoTexto", "")
+    # "outro" needs words: said on the page as a missing reason.
+    if not body["motivo"] or (body["motivo"] == "outro" and "motivoTexto" not in body):
+        raise MissingRefusalReason
+    data = RecusaRequest().load(body)
+    return data["motivo"], data.get("motivo_texto")
+
+
+def _reasons(acao: str, form) -> tuple[str | None, str | None]:
+    """``(motivo, motivo_recusa)`` of a page action: a veto's text, or a refusal's words and code."""
+    if acao == "vetar":
+        return _motivo(form), None
+    if acao == "recusar":
+        code, words = _refusal(form)
+        return words, code
+    return None, None
+
+
+# How long the page offers "Desfazer" after a single-row action (the service allows longer).
+UNDO_VISIBLE_SECONDS = 10
+
+
 @blp.route("/lotes/<lid>/recomendacoes/<rid>/<acao>", methods=["POST"])
 @page_login_required(stock=True)
 def act(lid: str, rid: str, acao: str):
@@ -369,26 +439,62 @@ def act(lid: str, rid: str, acao: str):
     if not wants_fragment():
         return _act_plain(lote_id, rec_id, acao)
     try:
-        motivo = _motivo(request.form) if acao == "vetar" else None
-        decisions.decidir(acao, lote_id, rec_id, current_user, motivo)
-    except ValidationError:
+        motivo, motivo_recusa = _reasons(acao, request.form)
+        decisions.decidir(acao, lote_id, rec_id, current_user, motivo, motivo_recusa)
+    except (ValidationError, MissingRefusalReason):
+        if acao == "recusar":
+            return _row_response(lote_id, rec_id, error=_("Escolha o motivo da recusa."), status=422)
         return _row_response(lote_id, rec_id, mode="veto", error=_("Informe o motivo do veto."), status=422)
     except DomainError as exc:
         refusal = refused(exc, inline_not_found=True)
         mode = "veto" if acao == "vetar" and isinstance(exc, ValidationFailed) else "view"
         message = _("Informe o motivo do veto.") if mode == "veto" else refusal.message
         return _row_response(lote_id, rec_id, mode=mode, error=message, status=refusal.status)
-    return _row_response(lote_id, rec_id)
+    return _row_response(lote_id, rec_id, done=acao)
+
+
+@blp.route("/lotes/<lid>/recomendacoes/<rid>/recusa")
+@page_login_required(stock=True)
+def refuse_form(lid: str, rid: str):
+    """The refusal's reasons, for the dialog the row's "Recusar" opens."""
+    lote_id, rec_id = _uuid_or_404(lid), _uuid_or_404(rid)
+    try:
+        rec = decisions.get_recomendacao(rec_id, current_user, lote_id=lote_id)
+    except DomainError:
+        abort(404)
+    template = "remanejamento/_refuse_form.html" if wants_fragment() else "remanejamento/recusa.html"
+    return render_page(
+        template, rec=rec, lote_id=lote_id, label=_rec_label(rec, Names.load({rec.produto_id}))
+    )
+
+
+@blp.route("/lotes/<lid>/recomendacoes/<rid>/desfazer", methods=["POST"])
+@page_login_required(stock=True)
+def undo(lid: str, rid: str):
+    """Undo the user's latest action on the row (the reverse move, logged)."""
+    lote_id, rec_id = _uuid_or_404(lid), _uuid_or_404(rid)
+    acao = request.form.get("acao", "")
+    try:
+        decisions.desfazer(lote_id, rec_id, current_user, acao)
+    except DomainError as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return _row_response(lote_id, rec_id, error=refusal.message, status=refusal.status)
+    return _row_response(lote_id, rec_id, done="desfazer")
 
 
 def _act_plain(lote_id: uuid.UUID, rec_id: uuid.UUID, acao: str):
     """A plain form post (no htmx yet): apply, then back to the batch page, whose row shows the
     outcome; a refusal shows as an error page, as any other page error."""
     try:
-        motivo = _motivo(request.form) if acao == "vetar" else None
-    except ValidationError:
-        abort(422, description=_("Informe o motivo do veto."))
-    decisions.decidir(acao, lote_id, rec_id, current_user, motivo)
+        motivo, motivo_recusa = _reasons(acao, request.form)
+    except (ValidationError, MissingRefusalReason):
+        abort(
+            422,
+            description=_("Escolha o motivo da recusa.")
+            if acao == "recusar"
+            else _("Informe o motivo do veto."),
+        )
+    decisions.decidir(acao, lote_id, rec_id, current_user, motivo, motivo_recusa)
     return redirect(url_for("remanejamento.lote", lid=lote_id) + f"#rec-{rec_id}", code=303)
 
 
@@ -399,6 +505,83 @@ class BulkResult:
     unchanged: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None
+    # Of a decision on everything the filter matches: skipped, by why (``ResultadoEmLote``).
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        """The toast: which action, how many changed, how many were skipped and why."""
+        parts = [_done_count(self.acao, self.changed)]
+        skipped = dict(self.skipped)
+        if self.unchanged:
+            skipped["_mesma"] = skipped.get("_mesma", 0) + self.unchanged
+        if skipped:
+            total = sum(skipped.values())
+            reasons = sorted(skipped.items(), key=lambda kv: -kv[1])
+            if len(reasons) == 1:
+                why = _skip_label(reasons[0][0], total)
+            else:
+                why = ", ".join(f"{format_decimal(n)} {_skip_label(key, n)}" for key, n in reasons)
+            parts.append(
+                ngettext(
+                    "%(n)s ignorada: %(why)s",
+                    "%(n)s ignoradas: %(why)s",
+                    total,
+                    n=format_decimal(total),
+                    why=why,
+                )
+            )
+        if self.failures:
+            parts.append(
+                ngettext(
+                    "%(n)s não pôde mudar",
+                    "%(n)s não puderam mudar",
+                    len(self.failures),
+                    n=len(self.failures),
+                )
+            )
+        return "; ".join(parts)
+
+
+def _done_count(acao: str, n: int) -> str:
+    """How many an action changed, in words ("1.234 aprovadas")."""
+    num = format_decimal(n)
+    forms = {
+        "aprovar": ngettext("%(n)s aprovada", "%(n)s aprovadas", n, n=num),
+        "recusar": ngettext("%(n)s recusada", "%(n)s recusadas", n, n=num),
+        "executar": ngettext("%(n)s executada", "%(n)s executadas", n, n=num),
+        "vetar": ngettext("%(n)s vetada", "%(n)s vetadas", n, n=num),
+        "restaurar": ngettext("%(n)s restaurada", "%(n)s restauradas", n, n=num),
+    }
+    return forms.get(acao, ngettext("%(n)s alterada", "%(n)s alteradas", n, n=num))
+
+
+def _skip_label(key: str, n: int) -> str:
+    """Why ``n`` recommendations were skipped, agreeing with ``n``."""
+    if key == "papel":
+        return _("seu papel não permite esta ação")
+    forms = {
+        "pendente": ngettext("ainda pendente", "ainda pendentes", n),
+        "aprovada": ngettext("já aprovada", "já aprovadas", n),
+        "executada": ngettext("já executada", "já executadas", n),
+        "recusada": ngettext("já recusada", "já recusadas", n),
+        "vetada": ngettext("vetada", "vetadas", n),
+        "nao_vetada": ngettext("não vetada", "não vetadas", n),
+        "_mesma": ngettext("já estava assim", "já estavam assim", n),
+    }
+    return forms.get(key, key)
+
+
+def single_done(acao: str) -> str:
+    """The toast after a single-row action."""
+    return {
+        "aprovar": _("Recomendação aprovada"),
+        "recusar": _("Recomendação recusada"),
+        "executar": _("Recomendação executada"),
+        "vetar": _("Recomendação vetada"),
+        "restaurar": _("Recomendação restaurada"),
+        "desfazer": _("Ação desfeita"),
+    }.get(acao, "")
 
 
 def _rec_label(rec: Recomendacao, names: Names) -> str:
@@ -421,17 +604,24 @@ def _bulk(lote_id: uuid.UUID, user: User, form) -> BulkResult:
         parsed = _optional_uuid(raw)
         if parsed is not None and parsed not in ids:
             ids.append(parsed)
-    if not ids:
+    everything = form.get("todas") == "1"
+    if not ids and not everything:
         result.error = _("Selecione ao menos uma recomendação.")
         return result
-    motivo = None
-    if acao == "vetar":
-        try:
-            motivo = _motivo(form)
-        except ValidationError:
-            result.error = _("Informe o motivo do veto.")
-            return result
-    desfechos = decisions.decidir_varias(acao, lote_id, ids, user, motivo)
+    try:
+        motivo, motivo_recusa = _reasons(acao, form)
+    except (ValidationError, MissingRefusalReason):
+        result.error = (
+            _("Escolha o motivo da recusa.") if acao == "recusar" else _("Informe o motivo do veto.")
+        )
+        return result
+    if everything:
+        feito = decisions.decidir_filtro(
+            acao, _matching(lote_id, TableState.read(form)), user, motivo, motivo_recusa
+        )
+        result.changed, result.skipped = feito.alteradas, feito.ignoradas
+        return result
+    desfechos = decisions.decidir_varias(acao, lote_id, ids, user, motivo, motivo_recusa)
     # Only what the user may see gets a name in the report; the rest is "not found", as in the API.
     names = Names.load({d.recomendacao.produto_id for d in desfechos if d.recomendacao is not None})
     for desfecho in desfechos:
@@ -460,7 +650,12 @@ def bulk(lid: str):
     status = 422 if result.error else 200
     # The totals and the flow come along out of band after a change.
     changed = result.error is None
-    context = _batch_context(lote_id, current_user, TableState.read(request.form))
+    fragment = wants_fragment()
+    context = _batch_context(lote_id, current_user, TableState.read(request.form), panels=not fragment)
+    if fragment and changed:
+        context.update(
+            totais=batches.totais(lote_id, current_user), fluxo=batches.fluxo(lote_id, current_user)
+        )
     context.update(bulk=result, oob=changed)
     return render_page("remanejamento/lote.html", "rec_table", status=status, **context)
 

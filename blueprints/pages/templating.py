@@ -85,6 +85,13 @@ def rm_text() -> dict:
             "veto_reason": _("Motivo do veto"),
             "veto_confirm": _("Confirmar veto"),
             "cancel": _("Cancelar"),
+            "motivos_recusa": {
+                "estoque_errado": _("Estoque errado"),
+                "loja_recusa": _("A loja recusa"),
+                "custo": _("Custo"),
+                "outro": _("Outro motivo"),
+            },
+            "refuse_reason": _("Motivo da recusa"),
         }
     return cached
 

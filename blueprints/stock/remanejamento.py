@@ -20,6 +20,7 @@ from schemas.stock.remanejamento import (
     NodoFluxo,
     RecomendacaoOut,
     RecomendacoesQuery,
+    RecusaRequest,
     RegrasPayload,
     TotaisLote,
     Validacao,
@@ -87,14 +88,19 @@ def aprovar(rid):
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>/recusar", methods=["POST"])
 @stock_auth_required()
+@blp.arguments(RecusaRequest, required=False)
 @blp.response(200, RecomendacaoOut)
 @blp.alt_response(403, description="Papel sem permissão (planejador ou admin)")
 @blp.alt_response(404, description="Não encontrada")
 @blp.alt_response(409, description="O estado atual não permite recusar")
-@blp.doc(description=STATE_MACHINE)
-def recusar(rid):
-    """Recusar: `pendente` ou `aprovada` → `recusada`."""
-    return decisions.recusar(rid, current_user)
+@blp.doc(
+    description="O corpo é opcional (extensão à especificação): `motivo` diz por que a recomendação é "
+    "recusada e fica no histórico; um `motivo` desconhecido, ou `outro` sem `motivoTexto`, responde 422. "
+    "O aprendizado não pesa contra a rota as recusas por `estoque_errado`.\n\n" + STATE_MACHINE
+)
+def recusar(body, rid):
+    """Recusar: `pendente` ou `aprovada` → `recusada`, com um motivo opcional."""
+    return decisions.recusar(rid, current_user, body.get("motivo"), body.get("motivo_texto"))
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>/executar", methods=["POST"])

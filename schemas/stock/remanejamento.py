@@ -6,7 +6,7 @@ from datetime import UTC
 
 from marshmallow import fields, post_load
 
-from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
+from models.remanejamento import MOTIVOS_RECUSA, PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
 from schemas.fields import Boolean, Integer, List, Text, choice
 from services.stock.decisions import FiltroRecomendacoes
@@ -75,6 +75,19 @@ class RecomendacaoOut(StockSchema):
     )
     vetado = fields.Boolean(dump_default=False)
     motivo_veto = fields.String(data_key="motivoVeto", allow_none=True)
+    motivo_recusa = fields.String(
+        data_key="motivoRecusa",
+        allow_none=True,
+        metadata={
+            "description": "Why it was refused, when a reason was given (extension to the spec)",
+            "enum": [*MOTIVOS_RECUSA, None],
+        },
+    )
+    motivo_recusa_texto = fields.String(
+        data_key="motivoRecusaTexto",
+        allow_none=True,
+        metadata={"description": "The refuser's words about the reason (extension to the spec)"},
+    )
 
 
 class LoteOut(StockSchema):
@@ -126,6 +139,14 @@ class RecomendacoesQuery(PagingQuery):
     prioridade = choice(PRIORIDADES)
     status = choice(STATUS_RECOMENDACAO)
     tipo_origem = choice(TIPOS_ORIGEM, data_key="tipoOrigem")
+    q = Text(
+        max_length=100,
+        metadata={
+            "description": "Words searched, case-insensitively, in the SKU and product name and in the "
+            "origin's and destination's names and codes; every word must match one of them "
+            "(extension to the spec)"
+        },
+    )
 
     @post_load
     def to_filter(self, data: dict, **kwargs) -> FiltroRecomendacoes:
@@ -140,6 +161,27 @@ class AtivasQuery(PagingQuery):
 
 class VetoRequest(StockSchema):
     motivo = Text(required=True, min_length=1, max_length=2000, multiline=True)
+
+
+class RecusaRequest(StockSchema):
+    """Optional body of ``recusar``: why the recommendation is refused."""
+
+    # The parser lets this body be absent (the spec's ``recusar`` has none).
+    OPTIONAL_BODY = True
+
+    motivo = choice(
+        MOTIVOS_RECUSA,
+        metadata={
+            "description": "`estoque_errado` (the stock figures were wrong: not held against the route "
+            "by the learning step), `loja_recusa`, `custo` or `outro` (then `motivoTexto` is required)"
+        },
+    )
+    motivo_texto = Text(
+        data_key="motivoTexto",
+        max_length=2000,
+        multiline=True,
+        metadata={"description": "The reason in words; required with `outro`"},
+    )
 
 
 class NodoFluxo(StockSchema):
@@ -300,6 +342,14 @@ class HistoricoItem(StockSchema):
     )
     motivo_veto = fields.String(
         data_key="motivoVeto", allow_none=True, metadata=_d("Reason of the veto, when vetoed")
+    )
+    motivo_recusa = fields.String(
+        data_key="motivoRecusa",
+        allow_none=True,
+        metadata={**_d("Reason code of the refusal, when refused with one"), "enum": [*MOTIVOS_RECUSA, None]},
+    )
+    motivo_recusa_texto = fields.String(
+        data_key="motivoRecusaTexto", allow_none=True, metadata=_d("The refusal's reason in words")
     )
     lote_id = fields.UUID(data_key="loteId", required=True, metadata=_d("Batch of the recommendation"))
 

@@ -16,16 +16,18 @@ either repeats it (unchanged) or is refused with 409. Nothing is lost.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import case, false, func, or_, select
+from sqlalchemy import and_, case, false, func, insert, or_, select, update
 from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.remanejamento import STATUS_RECOMENDACAO, AcaoRecomendacao, Lote, Recomendacao
+from models.remanejamento import MOTIVOS_RECUSA, STATUS_RECOMENDACAO, AcaoRecomendacao, Lote, Recomendacao
 from models.stock import Loja, Produto
 from services.clock import today
 from services.errors import (
@@ -192,6 +194,9 @@ class FiltroRecomendacoes:
     status: str | None = None
     tipo_origem: str | None = None
     vetado: bool | None = None
+    # Words matched, case-insensitively, inside the SKU, the product's name or the origin's
+    # or destination's name or code.
+    q: str | None = None
     ordem: str = "prioridade"
     desc: bool = False
     limite: int | None = None
@@ -237,7 +242,32 @@ def _listed(user: User, filtro: FiltroRecomendacoes):
         value = getattr(filtro, name)
         if value is not None:
             stmt = stmt.where(column == value)
+    if filtro.q and filtro.q.strip():
+        stmt = stmt.where(search_condition(filtro.q))
     return _scoped(stmt, user)
+
+
+def search_condition(q: str):
+    """SQL condition: every word of ``q`` is in the SKU or name of the product, or in the name
+    or code of the origin or destination (a word may match any of them)."""
+    conditions = []
+    for word in q.lower().split()[:8]:
+        # LIKE's wildcards in the text are matched literally.
+        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+        def like(column, pattern=pattern):
+            return func.lower(column).like(pattern, escape="\\")
+
+        produtos = select(Produto.id).where(or_(like(Produto.sku), like(Produto.nome)))
+        lojas = select(Loja.id).where(or_(like(Loja.nome), like(Loja.codigo)))
+        conditions.append(
+            or_(
+                Recomendacao.produto_id.in_(produtos),
+                Recomendacao.origem_id.in_(lojas),
+                Recomendacao.destino_id.in_(lojas),
+            )
+        )
+    return conditions[0] if len(conditions) == 1 else and_(*conditions)
 
 
 def list_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> list[Recomendacao]:
@@ -342,8 +372,39 @@ def aprovar(rid: uuid.UUID, user: User) -> Recomendacao:
     return _act(rid, user, "aprovar")
 
 
-def recusar(rid: uuid.UUID, user: User) -> Recomendacao:
-    return _act(rid, user, "recusar")
+def recusar(rid: uuid.UUID, user: User, motivo: str | None = None, texto: str | None = None) -> Recomendacao:
+    """Refuse, optionally saying why: ``motivo`` one of ``MOTIVOS_RECUSA``, ``texto`` the
+    planner's words (required with ``outro``)."""
+    motivo, texto = refusal_reason(motivo, texto)
+    return _act(rid, user, "recusar", motivo=texto, motivo_recusa=motivo)
+
+
+def refusal_reason(motivo: str | None, texto: str | None) -> tuple[str | None, str | None]:
+    """The refusal's reason checked: a known code, and words when it is ``outro``."""
+    texto = (texto or "").strip() or None
+    if motivo is None:
+        return None, texto
+    if motivo not in MOTIVOS_RECUSA:
+        raise ValidationFailed(
+            [
+                FieldError(
+                    ("body", "motivo"),
+                    "Motivo de recusa desconhecido: use " + ", ".join(MOTIVOS_RECUSA),
+                    reason="refusal_reason_unknown",
+                )
+            ]
+        )
+    if motivo == "outro" and texto is None:
+        raise ValidationFailed(
+            [
+                FieldError(
+                    ("body", "motivoTexto"),
+                    "Descreva o motivo da recusa",
+                    reason="refusal_reason_without_text",
+                )
+            ]
+        )
+    return motivo, texto
 
 
 def executar(rid: uuid.UUID, user: User) -> Recomendacao:
@@ -368,14 +429,23 @@ def restaurar(lote_id: uuid.UUID, rid: uuid.UUID, user: User) -> Recomendacao:
 
 
 def decidir(
-    acao: str, lote_id: uuid.UUID, rid: uuid.UUID, user: User, motivo: str | None = None
+    acao: str,
+    lote_id: uuid.UUID,
+    rid: uuid.UUID,
+    user: User,
+    motivo: str | None = None,
+    motivo_recusa: str | None = None,
 ) -> Recomendacao:
-    """``acao`` on a recommendation of batch ``lote_id``; one that is not in it is not found."""
+    """``acao`` on a recommendation of batch ``lote_id``; one that is not in it is not found.
+
+    ``motivo`` is the veto's reason, or the refusal's words next to its ``motivo_recusa`` code."""
     if acao == "vetar":
         return vetar(lote_id, rid, user, motivo or "")
     if acao == "restaurar":
         return restaurar(lote_id, rid, user)
     get_recomendacao(rid, user, lote_id=lote_id)
+    if acao == "recusar":
+        return recusar(rid, user, motivo_recusa, motivo)
     return _act(rid, user, acao)
 
 
@@ -391,7 +461,12 @@ class Desfecho:
 
 
 def decidir_varias(
-    acao: str, lote_id: uuid.UUID, ids: list[uuid.UUID], user: User, motivo: str | None = None
+    acao: str,
+    lote_id: uuid.UUID,
+    ids: list[uuid.UUID],
+    user: User,
+    motivo: str | None = None,
+    motivo_recusa: str | None = None,
 ) -> list[Desfecho]:
     """``acao`` on each of ``ids`` in turn, each with its own state check and SAVEPOINT: a
     refusal undoes its own row only, and the others still change."""
@@ -406,7 +481,7 @@ def decidir_varias(
         desfecho = Desfecho(rid, rec)
         try:
             with db.session.begin_nested():
-                after = decidir(acao, lote_id, rid, user, motivo)
+                after = decidir(acao, lote_id, rid, user, motivo, motivo_recusa)
                 desfecho.changed = (after.status, after.vetado) != before
         except DomainError as exc:
             desfecho.error = exc
@@ -415,7 +490,13 @@ def decidir_varias(
 
 
 def _act(
-    rid: uuid.UUID, user: User, acao: str, *, lote_id: uuid.UUID | None = None, motivo: str | None = None
+    rid: uuid.UUID,
+    user: User,
+    acao: str,
+    *,
+    lote_id: uuid.UUID | None = None,
+    motivo: str | None = None,
+    motivo_recusa: str | None = None,
 ) -> Recomendacao:
     transition = TRANSITIONS[acao]
     if user.papel not in transition.roles:
@@ -441,7 +522,9 @@ def _act(
     if (rec.status, rec.vetado) not in transition.sources:
         _refuse(transition, rec)
     antes = rec.status
-    _apply(acao, rec, motivo)
+    # Restoring logs the veto's reason it lifts, so an undo can bring it back.
+    logged_motivo = rec.motivo_veto if acao == "restaurar" else motivo
+    _apply(acao, rec, motivo, motivo_recusa)
     now = utcnow()
     rec.ultima_acao_em = now
     rec.ultima_acao_por_id = user.id
@@ -453,7 +536,8 @@ def _act(
             status_anterior=antes,
             status_novo=rec.status,
             vetado=rec.vetado,
-            motivo=motivo,
+            motivo=logged_motivo,
+            motivo_recusa=motivo_recusa,
             usuario_id=user.id,
             usuario_nome=user.name,
             criado_em=now,
@@ -473,14 +557,229 @@ def _refuse(transition: Transition, rec: Recomendacao) -> None:
     )
 
 
-def _apply(acao: str, rec: Recomendacao, motivo: str | None) -> None:
+def _apply(acao: str, rec: Recomendacao, motivo: str | None, motivo_recusa: str | None = None) -> None:
     """Set the transition's result, and what goes with it."""
     name, value = TRANSITIONS[acao].result
     setattr(rec, name, value)
+    for column, column_value in _side_effects(acao, motivo, motivo_recusa).items():
+        setattr(rec, column, column_value)
+
+
+def _side_effects(acao: str, motivo: str | None, motivo_recusa: str | None) -> dict[str, Any]:
+    """The columns an action sets besides its result (the same for one row or a whole batch)."""
     if acao == "executar":
-        rec.executada_em = utcnow()
-        rec.executada_data = today()
+        return {"executada_em": utcnow(), "executada_data": today()}
+    if acao == "vetar":
+        return {"motivo_veto": motivo}
+    if acao == "restaurar":
+        return {"motivo_veto": None}
+    if acao == "recusar":
+        return {"motivo_recusa": motivo_recusa, "motivo_recusa_texto": motivo}
+    return {}
+
+
+# --- a decision on everything a filter matches -----------------------------------------------
+
+# Rows per UPDATE ... WHERE id IN (...): well within every engine's bound-parameter limit.
+BULK_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class ResultadoEmLote:
+    """What one action on every recommendation matching a filter came to.
+
+    ``ignoradas`` counts the recommendations left as they were, by why: the state that
+    holds them (``aprovada``, ``recusada``... already the result, or a state the action
+    cannot leave), ``vetada``, ``nao_vetada`` (restoring one that is not vetoed), or
+    ``papel`` (the user's role may not take the action at all).
+    """
+
+    acao: str
+    alteradas: int
+    ignoradas: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total_ignoradas(self) -> int:
+        return sum(self.ignoradas.values())
+
+
+def decidir_filtro(
+    acao: str,
+    filtro: FiltroRecomendacoes,
+    user: User,
+    motivo: str | None = None,
+    motivo_recusa: str | None = None,
+) -> ResultadoEmLote:
+    """``acao`` on every recommendation ``list_recomendacoes(user, filtro)`` finds, all pages.
+
+    One transaction and one UPDATE path: the matching rows are locked (``FOR UPDATE``, in id
+    order so two planners cannot deadlock), each is checked against the state machine as a
+    single action would be, the ones that may change are updated together, and one action
+    log row is written per recommendation changed. Nothing is committed here: a failure
+    anywhere rolls every row back with the request.
+    """
+    transition = TRANSITIONS[acao]
+    if acao == "vetar":
+        motivo = (motivo or "").strip()
+        if not motivo:
+            raise ValidationFailed(
+                [
+                    FieldError(
+                        ("body", "motivo"),
+                        "O motivo do veto não pode ser vazio",
+                        reason="veto_without_motivo",
+                    )
+                ]
+            )
+    elif acao == "recusar":
+        motivo_recusa, motivo = refusal_reason(motivo_recusa, motivo)
+    else:
+        motivo = motivo_recusa = None
+    stmt = _listed(user, filtro)
+    if stmt is None:
+        return ResultadoEmLote(acao, 0)
+    if user.papel not in transition.roles:
+        matching = db.session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+        return ResultadoEmLote(acao, 0, {"papel": matching} if matching else {})
+    rows = db.session.execute(
+        stmt.with_only_columns(
+            Recomendacao.id, Recomendacao.status, Recomendacao.vetado, Recomendacao.motivo_veto
+        )
+        .order_by(Recomendacao.id)
+        .with_for_update(of=Recomendacao)
+    ).all()
+    name, value = transition.result
+    ignoradas: Counter[str] = Counter()
+    changing = []
+    for rid, status, vetado, motivo_veto in rows:
+        if (status if name == "status" else vetado) == value:
+            ignoradas[status if name == "status" else ("vetada" if value else "nao_vetada")] += 1
+        elif (status, vetado) not in transition.sources:
+            ignoradas["vetada" if vetado and transition.vetoed_refusal else status] += 1
+        else:
+            changing.append((rid, status, vetado, motivo_veto))
+    if changing:
+        _update_all(acao, changing, user, motivo, motivo_recusa)
+    return ResultadoEmLote(acao, len(changing), dict(ignoradas))
+
+
+def _update_all(
+    acao: str,
+    changing: list[tuple[uuid.UUID, str, bool, str | None]],
+    user: User,
+    motivo: str | None,
+    motivo_recusa: str | None,
+) -> None:
+    name, value = TRANSITIONS[acao].result
+    now = utcnow()
+    values = {
+        name: value,
+        "ultima_acao_em": now,
+        "ultima_acao_por_id": user.id,
+        "ultima_acao_por_nome": user.name,
+        **_side_effects(acao, motivo, motivo_recusa),
+    }
+    ids = [row[0] for row in changing]
+    for start in range(0, len(ids), BULK_CHUNK):
+        db.session.execute(
+            update(Recomendacao)
+            .where(Recomendacao.id.in_(ids[start : start + BULK_CHUNK]))
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
+    log = [
+        {
+            "id": uuid.uuid4(),
+            "recomendacao_id": rid,
+            "acao": acao,
+            "status_anterior": status,
+            "status_novo": value if name == "status" else status,
+            "vetado": value if name == "vetado" else vetado,
+            "motivo": motivo_veto if acao == "restaurar" else motivo,
+            "motivo_recusa": motivo_recusa,
+            "usuario_id": user.id,
+            "usuario_nome": user.name,
+            "criado_em": now,
+        }
+        for rid, status, vetado, motivo_veto in changing
+    ]
+    # A Core executemany: the ORM's bulk path would rebuild every row first (twice as slow).
+    db.session.execute(insert(AcaoRecomendacao.__table__), log)
+    # Recommendations already loaded in this session would still show their old state.
+    for obj in list(db.session.identity_map.values()):
+        if isinstance(obj, Recomendacao):
+            db.session.expire(obj)
+
+
+# --- undo ------------------------------------------------------------------------------------
+
+# How long after an action its author may still undo it (the page offers it for a few seconds).
+UNDO_SECONDS = 120
+
+
+def desfazer(lote_id: uuid.UUID, rid: uuid.UUID, user: User, acao: str) -> Recomendacao:
+    """Undo ``acao``, the latest action on the recommendation, taken by ``user`` less than
+    ``UNDO_SECONDS`` ago: the reverse move, logged as ``desfazer`` (its ``motivo`` names the
+    action undone). Anything else is a ``ConflictError``."""
+    transition = TRANSITIONS.get(acao)
+    if transition is None:
+        raise NotFoundError("Ação desconhecida", reason="action_not_found")
+    if user.papel not in transition.roles:
+        raise ForbiddenError("Sem permissão para esta ação", reason="role_not_allowed")
+    if db.session.get(Lote, lote_id) is None:
+        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
+    stmt = (
+        select(Recomendacao)
+        .where(Recomendacao.id == rid, Recomendacao.lote_id == lote_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    rec = db.session.scalar(_scoped(stmt, user))
+    if rec is None:
+        raise NotFoundError("Recomendação não encontrada", reason="recomendacao_not_found")
+    last = db.session.scalar(
+        select(AcaoRecomendacao)
+        .where(AcaoRecomendacao.recomendacao_id == rid)
+        .order_by(AcaoRecomendacao.criado_em.desc())
+        .limit(1)
+    )
+    now = utcnow()
+    if (
+        last is None
+        or last.acao != acao
+        or last.usuario_id != user.id
+        or now - last.criado_em > timedelta(seconds=UNDO_SECONDS)
+    ):
+        raise ConflictError("Não há ação recente sua para desfazer", reason="undo_not_available")
+    antes = rec.status
+    name, _value = transition.result
+    if name == "status":
+        rec.status = last.status_anterior
+    rec.vetado = not last.vetado if name == "vetado" else rec.vetado
+    if acao == "executar":
+        rec.executada_em = rec.executada_data = None
+    elif acao == "recusar":
+        rec.motivo_recusa = rec.motivo_recusa_texto = None
     elif acao == "vetar":
-        rec.motivo_veto = motivo
-    elif acao == "restaurar":
         rec.motivo_veto = None
+    elif acao == "restaurar":
+        # The veto comes back with its reason, which the restoring action logged.
+        rec.motivo_veto = last.motivo
+    rec.ultima_acao_em = now
+    rec.ultima_acao_por_id = user.id
+    rec.ultima_acao_por_nome = user.name
+    db.session.add(
+        AcaoRecomendacao(
+            recomendacao_id=rec.id,
+            acao="desfazer",
+            status_anterior=antes,
+            status_novo=rec.status,
+            vetado=rec.vetado,
+            motivo=acao,
+            usuario_id=user.id,
+            usuario_nome=user.name,
+            criado_em=now,
+        )
+    )
+    db.session.flush()
+    return rec

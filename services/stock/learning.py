@@ -9,7 +9,10 @@ multiplier of the group is
 
 so one refusal alone costs ~17 %, a long record of refusals approaches
 ``MAX_PENALTY`` (50 %), and acceptances dilute the penalty. ``PRIOR`` keeps a
-single decision from swinging the score. The engine multiplies the three factors
+single decision from swinging the score. A refusal whose reason is ``estoque_errado``
+(the stock figures were wrong) says nothing about the route, brand or category
+and is left out of every count; the other reasons (``loja_recusa``, ``custo``,
+``outro``) and refusals without a reason count as rejected. The engine multiplies the three factors
 of a recommendation into its score; ``/metricas/aprendizado`` shows the same numbers.
 """
 
@@ -29,9 +32,12 @@ from models.stock import Loja, Produto
 WINDOW_DAYS = 182
 PRIOR = 2.0
 MAX_PENALTY = 0.5
+# A refusal for this reason blames the data, not the suggestion: it does not count.
+NEUTRAL_REFUSAL = "estoque_errado"
 METHOD = (
     f"fator = 1 − {MAX_PENALTY} × rejeitadas / (decididas + {PRIOR:g}), over the decisions of the last "
     f"{WINDOW_DAYS} days; rejeitadas = recusadas + vetadas, aceitas = aprovadas + executadas. "
+    "Refusals for `estoque_errado` do not count. "
     "The engine multiplies the route, brand and category factors into the score."
 )
 
@@ -63,7 +69,11 @@ class Stats:
 
 
 def _counts(group_by: list, since: date) -> list[Group]:
-    rejected = or_(Recomendacao.vetado == true(), Recomendacao.status == "recusada")
+    rejected = or_(
+        Recomendacao.vetado == true(),
+        (Recomendacao.status == "recusada")
+        & or_(Recomendacao.motivo_recusa.is_(None), Recomendacao.motivo_recusa != NEUTRAL_REFUSAL),
+    )
     accepted = (Recomendacao.vetado == false()) & Recomendacao.status.in_(("aprovada", "executada"))
     stmt = (
         select(

@@ -128,6 +128,8 @@ class HistoricoItem:
     resultado_detalhe: ResultadoDetalhe
     motivo_veto: str | None
     lote_id: uuid.UUID
+    motivo_recusa: str | None = None
+    motivo_recusa_texto: str | None = None
 
 
 def _count(cond):
@@ -463,6 +465,8 @@ def historico(user: User, status: str | None, limit: int) -> list[HistoricoItem]
                 resultado_detalhe=detalhe,
                 motivo_veto=rec.motivo_veto,
                 lote_id=rec.lote_id,
+                motivo_recusa=rec.motivo_recusa,
+                motivo_recusa_texto=rec.motivo_recusa_texto,
             )
         )
     return out

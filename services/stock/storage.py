@@ -67,6 +67,8 @@ def _uuid_array(ids: Sequence[uuid.UUID]) -> np.ndarray:
 DECISION_COLUMNS = frozenset(
     {
         "motivo_veto",
+        "motivo_recusa",
+        "motivo_recusa_texto",
         "ultima_acao_em",
         "ultima_acao_por_id",
         "ultima_acao_por_nome",
