@@ -28,7 +28,9 @@ PRIORIDADES = ("alta", "media", "baixa")
 PRIORIDADE_RANK = {p: i for i, p in enumerate(PRIORIDADES)}
 STATUS_RECOMENDACAO = ("pendente", "aprovada", "executada", "recusada")
 TIPOS_ORIGEM = ("cd", "loja")
-ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar")
+ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar", "receber")
+# Approved or executed and not received: stock in transit (services.stock.transit).
+EM_TRANSITO = ("aprovada", "executada")
 
 
 class Lote(UUIDPrimaryKey, CreatedAt, db.Model):
@@ -66,6 +68,14 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
             "ultima_acao_em",
             postgresql_where=text("ultima_acao_em IS NOT NULL"),
             sqlite_where=text("ultima_acao_em IS NOT NULL"),
+        ),
+        # The transfers in transit: few rows, read by every generation and each store's list.
+        Index(
+            "ix_recomendacoes_em_transito",
+            "destino_id",
+            "origem_id",
+            postgresql_where=text("status IN ('aprovada', 'executada') AND recebida_em IS NULL"),
+            sqlite_where=text("status IN ('aprovada', 'executada') AND recebida_em IS NULL"),
         ),
     )
 
@@ -107,6 +117,10 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
     executada_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # Business day of the execution: sales from that day on count as its result.
     executada_data: Mapped[date | None] = mapped_column(Date, nullable=True)
+    # Receipt at the destination (both NULL until then): by its manager or a planner, or by a
+    # stock import that shows the goods there (services.stock.transit).
+    quantidade_recebida: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    recebida_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 # The list order (priority, score descending, engine order) within a batch. The engine emits
