@@ -43,7 +43,10 @@ def test_manager_confirms_a_receipt_from_the_dashboard_link(client, ctx):
     manager = make_user(papel="gerente_loja", loja=net["paulista"])
     csrf = sign_in(client, manager)
     page_url = f"/lojas/{net['paulista'].id}/recebimentos"
-    assert f'href="{page_url}"' in text(client.get("/"))
+    dashboard = text(client.get("/"))
+    assert f'href="{page_url}"' in dashboard
+    # One executed transfer on its way: the link says so.
+    assert '<span class="badge new">1<span class="sr-only"> a confirmar</span></span>' in dashboard
 
     body = text(client.get(page_url))
     incoming, outgoing = body.split('id="incoming-title"')[1].split('id="outgoing-title"')

@@ -26,10 +26,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
 
 from flask import current_app
-from sqlalchemy import false, select
+from sqlalchemy import false, func, select
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -252,6 +253,25 @@ class TransitoLoja:
         return [item for item in self.itens if item.sentido == "saida"]
 
 
+def _business_day(moment: datetime | None, fallback: date) -> date:
+    """The retailer's day of a moment (the approval of one not yet executed)."""
+    if moment is None:
+        return fallback
+    return moment.astimezone(ZoneInfo(current_app.config["TIMEZONE"])).date()
+
+
+def count_arriving(loja_id: uuid.UUID) -> int:
+    """Executed transfers on their way to the store, still to confirm."""
+    return (
+        db.session.scalar(
+            select(func.count()).where(
+                in_transit_condition(), Recomendacao.status == "executada", Recomendacao.destino_id == loja_id
+            )
+        )
+        or 0
+    )
+
+
 def alert_days() -> int:
     return int(current_app.config["TRANSIT_ALERT_DAYS"])
 
@@ -280,7 +300,7 @@ def em_transito(loja_id: uuid.UUID, user: User) -> TransitoLoja:
     ref, limit = today(), alert_days()
     itens = []
     for rec, produto_nome, sku, origem_nome, destino_nome in rows:
-        desde = rec.executada_data or (rec.ultima_acao_em.date() if rec.ultima_acao_em else rec.data)
+        desde = rec.executada_data or _business_day(rec.ultima_acao_em, rec.data)
         idade = max((ref - desde).days, 0)
         itens.append(
             ItemTransito(
