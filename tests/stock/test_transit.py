@@ -387,3 +387,15 @@ def test_a_national_campaign_locks_stores_not_cds(client, runner, ctx, planner):
     assert recs, "a product on national campaign still gets recommendations from a CD"
     assert {r["origemId"] for r in recs} == {str(network["cd"].id)}
     assert all(r["emCampanha"] for r in recs)
+
+
+def test_a_cds_cell_is_not_in_a_national_campaign(client, net, planner):
+    make_campanha(net["produto"], inicio=today() - timedelta(days=1), fim=today() + timedelta(days=5))
+
+    def flag(loja):
+        query = f"lojaId={loja.id}&produtoId={net['produto'].id}&tamanho=38"
+        return client.get(f"/api/v1/estoque/cell?{query}", headers=planner).get_json()["emCampanha"]
+
+    assert flag(net["a"]) is True and flag(net["cd"]) is False
+    make_campanha(net["produto"], loja=net["cd"], inicio=today(), fim=today())
+    assert flag(net["cd"]) is True, "a campaign named at the CD still is one"
