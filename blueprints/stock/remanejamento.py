@@ -140,6 +140,19 @@ def receber(body, rid):
     return transit.receber(rid, current_user, body["quantidade_recebida"])
 
 
+@blp.route("/recomendacoes/<uuid:rid>/receber", methods=["POST"])
+@stock_auth_required()
+@blp.arguments(RecebimentoRequest)
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão, ou gerente de outra loja que não a de destino")
+@blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
+@blp.alt_response(409, description="Não executada, ou já recebida")
+@blp.doc(description=TRANSIT)
+def receber_curto(body, rid):
+    """O mesmo que `/remanejamento/recomendacoes/{rid}/receber`."""
+    return transit.receber(rid, current_user, body["quantidade_recebida"])
+
+
 @blp.route("/lojas/<uuid:loja_id>/em-transito", methods=["GET"])
 @stock_auth_required()
 @blp.response(200, TransitoLoja)

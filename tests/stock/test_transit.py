@@ -72,6 +72,15 @@ def test_receipt_stores_the_quantity_and_logs_who_and_when(client, net, planner)
     assert em_transito(client, net["cd"], planner).get_json()["itens"] == []
 
 
+def test_receipt_answers_on_the_short_path_too(client, net, planner):
+    rec = make_rec(net["lote"], net["produto"], net["cd"], net["a"], status="executada", quantidade=6)
+    r = client.post(
+        f"/api/v1/recomendacoes/{rec.id}/receber", headers=planner, json={"quantidadeRecebida": 6}
+    )
+    assert r.status_code == 200 and r.get_json()["quantidadeRecebida"] == 6
+    assert receber(client, rec.id, planner, 6).status_code == 409
+
+
 def test_receipt_of_nothing_is_allowed(client, net, planner):
     rec = make_rec(net["lote"], net["produto"], net["cd"], net["a"], status="executada", quantidade=4)
     r = receber(client, rec.id, planner, 0)
