@@ -105,6 +105,9 @@ class Config:
     RATELIMIT_SWALLOW_ERRORS = True
     LOGIN_THROTTLE_FAIL_CLOSED = _bool("LOGIN_THROTTLE_FAIL_CLOSED", False)
 
+    # A transfer in transit longer than this many days is flagged (services/stock/transit.py).
+    TRANSIT_ALERT_DAYS = int(os.environ.get("TRANSIT_ALERT_DAYS", "7"))
+
     # Background jobs (services/jobs.py): RQ workers on REDIS_URL, else threads of this process.
     JOBS_QUEUE = os.environ.get("JOBS_QUEUE", "giro")
     JOBS_THREADS = int(os.environ.get("JOBS_THREADS", "2"))

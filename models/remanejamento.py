@@ -30,7 +30,9 @@ STATUS_RECOMENDACAO = ("pendente", "aprovada", "executada", "recusada")
 TIPOS_ORIGEM = ("cd", "loja")
 # Why a planner refuses: the stock figures were wrong, the store refuses, the cost, another reason.
 MOTIVOS_RECUSA = ("estoque_errado", "loja_recusa", "custo", "outro")
-ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar")
+ACOES = ("aprovar", "recusar", "executar", "vetar", "restaurar", "receber")
+# Approved or executed and not received: stock in transit (services.stock.transit).
+EM_TRANSITO = ("aprovada", "executada")
 
 
 class Lote(UUIDPrimaryKey, CreatedAt, db.Model):
@@ -68,6 +70,14 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
             "ultima_acao_em",
             postgresql_where=text("ultima_acao_em IS NOT NULL"),
             sqlite_where=text("ultima_acao_em IS NOT NULL"),
+        ),
+        # The transfers in transit: few rows, read by every generation and each store's list.
+        Index(
+            "ix_recomendacoes_em_transito",
+            "destino_id",
+            "origem_id",
+            postgresql_where=text("status IN ('aprovada', 'executada') AND recebida_em IS NULL"),
+            sqlite_where=text("status IN ('aprovada', 'executada') AND recebida_em IS NULL"),
         ),
     )
 
@@ -112,6 +122,10 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
     executada_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # Business day of the execution: sales from that day on count as its result.
     executada_data: Mapped[date | None] = mapped_column(Date, nullable=True)
+    # Receipt at the destination (both NULL until then): by its manager or a planner, or by a
+    # stock import that shows the goods there (services.stock.transit).
+    quantidade_recebida: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    recebida_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 # The list order (priority, score descending, engine order) within a batch. The engine emits

@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from services.errors import ForbiddenError, NotFoundError
-from services.stock import decisions, generation, rules
+from services.stock import decisions, generation, rules, transit
 from services.tracker import accounts, organizations, workspaces
 from tests.factories import make_loja, make_lote, make_produto, make_rec, make_user
 
@@ -43,6 +43,14 @@ def test_decisions_refuse_an_actor_without_the_role(ctx, papel):
     result = decisions.decidir_filtro("aprovar", decisions.FiltroRecomendacoes(lote_id=rec.lote_id), user)
     assert (result.alteradas, result.ignoradas) == (0, {"papel": 1})
     assert rec.status == "pendente"
+
+
+@pytest.mark.parametrize("papel", [None, "visualizador"])
+def test_receipt_refuses_an_actor_without_the_role(ctx, papel):
+    rec = make_rec(make_lote(), make_produto(), make_loja(is_cd=True), make_loja(), status="executada")
+    with pytest.raises(ForbiddenError):
+        transit.receber(rec.id, make_user(papel=papel), 1)
+    assert rec.recebida_em is None
 
 
 def test_tracker_services_refuse_members_and_strangers(ctx):

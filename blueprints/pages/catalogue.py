@@ -5,11 +5,14 @@ from __future__ import annotations
 import uuid
 
 from flask import Blueprint, abort, request
+from flask_jwt_extended import current_user
+from marshmallow import ValidationError
 
-from blueprints.pages.common import page_login_required, render_page
+from blueprints.pages.common import after_change, page_login_required, refused, render_page
 from blueprints.pages.messages import domain_message
+from schemas.stock.remanejamento import RecebimentoRequest
 from services.errors import DomainError
-from services.stock import catalogue
+from services.stock import catalogue, transit
 
 blp = Blueprint("catalogue", __name__)
 
@@ -57,3 +60,31 @@ def cell(loja_id: str):
         abort(404 if exc.status == 404 else 422, description=domain_message(exc))
     peak = max([d.qtd for d in detail.ultimas_vendas] + [1])
     return render_page("catalogue/cell.html", "cell_detail", detail=detail, peak=peak)
+
+
+@blp.route("/lojas/<loja_id>/recebimentos")
+@page_login_required(stock=True)
+def receipts(loja_id: str):
+    """A store's transfers in transit: arriving ones to confirm, leaving ones to send."""
+    return _receipts_page(_uuid_or_404(loja_id))
+
+
+def _receipts_page(loja_id: uuid.UUID, *, status: int = 200, errors: dict | None = None, failed=None):
+    lista = transit.em_transito(loja_id, current_user)
+    return render_page(
+        "catalogue/receipts.html", status=status, lista=lista, errors=errors or {}, failed=failed
+    )
+
+
+@blp.route("/lojas/<loja_id>/recebimentos/<rid>", methods=["POST"])
+@page_login_required(stock=True)
+def receive(loja_id: str, rid: str):
+    store_id, rec_id = _uuid_or_404(loja_id), _uuid_or_404(rid)
+    try:
+        body = RecebimentoRequest().load({"quantidadeRecebida": request.form.get("quantidadeRecebida", "")})
+        transit.receber(rec_id, current_user, body["quantidade_recebida"])
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        message = refusal.errors.get("quantidadeRecebida") or refusal.message
+        return _receipts_page(store_id, status=refusal.status, errors={str(rec_id): message}, failed=rec_id)
+    return after_change("catalogue.receipts", loja_id=store_id)

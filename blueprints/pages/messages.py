@@ -120,6 +120,10 @@ REASON_TEXT = {
     "execute_vetoed": _l("Recomendação vetada: restaure-a antes de executar"),
     "refuse_not_allowed": _l("Não é possível recusar uma recomendação %(status)s"),
     "veto_not_allowed": _l("Não é possível vetar uma recomendação %(status)s"),
+    "receive_not_destination": _l("Só o gerente da loja de destino confirma o recebimento"),
+    "already_received": _l("Esta transferência já foi recebida"),
+    "receive_not_allowed": _l("Só uma recomendação executada pode ser recebida (esta está %(status)s)"),
+    "received_quantity_out_of_range": _l("A quantidade recebida vai de zero à quantidade enviada."),
     # background jobs
     "job_not_found": _l("Tarefa não encontrada."),
     "job_queue_unavailable": _l(

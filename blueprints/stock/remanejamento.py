@@ -18,15 +18,17 @@ from schemas.stock.remanejamento import (
     KpisDashboard,
     LoteOut,
     NodoFluxo,
+    RecebimentoRequest,
     RecomendacaoOut,
     RecomendacoesQuery,
     RecusaRequest,
     RegrasPayload,
     TotaisLote,
+    TransitoLoja,
     Validacao,
     VetoRequest,
 )
-from services.stock import batches, decisions, grade, metrics, rules
+from services.stock import batches, decisions, grade, metrics, rules, transit
 
 # Documented once, shown on every decision endpoint.
 STATE_MACHINE = (
@@ -116,6 +118,59 @@ def recusar(body, rid):
 def executar(rid):
     """Executar: `aprovada` → `executada`. O `gerente_loja` executa as da sua loja."""
     return decisions.executar(rid, current_user)
+
+
+TRANSIT = (
+    "Em trânsito: aprovada ou executada, não vetada e ainda não recebida. A próxima geração conta "
+    "essas unidades como saídas da origem e já na loja de destino. Fecha com o recebimento, ou com "
+    "uma carga de estoque que nomeie a loja de destino e cuja quantidade da célula supere a "
+    "armazenada antes da carga em pelo menos a quantidade da transferência (as mais antigas "
+    "primeiro; recebidas por inteiro)."
+)
+
+
+@blp.route(f"{R}/recomendacoes/<uuid:rid>/receber", methods=["POST"])
+@stock_auth_required()
+@blp.arguments(RecebimentoRequest)
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão, ou gerente de outra loja que não a de destino")
+@blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
+@blp.alt_response(409, description="Não executada, ou já recebida")
+@blp.doc(description=TRANSIT)
+def receber(body, rid):
+    """Confirmar o recebimento de uma executada, com a quantidade que chegou (0 a `quantidade`).
+
+    O `gerente_loja` da loja de destino, um `planejador` ou um `admin`. Fica no histórico de
+    ações como `receber`, com quem e quando.
+    """
+    return transit.receber(rid, current_user, body["quantidade_recebida"])
+
+
+@blp.route("/recomendacoes/<uuid:rid>/receber", methods=["POST"])
+@stock_auth_required()
+@blp.arguments(RecebimentoRequest)
+@blp.response(200, RecomendacaoOut)
+@blp.alt_response(403, description="Papel sem permissão, ou gerente de outra loja que não a de destino")
+@blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
+@blp.alt_response(409, description="Não executada, ou já recebida")
+@blp.doc(description=TRANSIT)
+def receber_curto(body, rid):
+    """O mesmo que `/remanejamento/recomendacoes/{rid}/receber`."""
+    return transit.receber(rid, current_user, body["quantidade_recebida"])
+
+
+@blp.route("/lojas/<uuid:loja_id>/em-transito", methods=["GET"])
+@stock_auth_required()
+@blp.response(200, TransitoLoja)
+@blp.alt_response(404, description="Loja não encontrada (ou não é a loja do gerente)")
+@blp.doc(description=TRANSIT)
+def em_transito(loja_id):
+    """Transferências em trânsito que chegam à loja ou saem dela, com a idade em dias.
+
+    Primeiro as que chegam, depois as que saem, cada grupo da mais antiga para a mais nova.
+    `atrasada` quando a idade passa de `diasAlerta` (configuração `TRANSIT_ALERT_DAYS`).
+    """
+    return transit.em_transito(loja_id, current_user)
 
 
 @blp.route(f"{R}/lotes", methods=["GET"])

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = '0021'
-down_revision = '0019'
+down_revision = '0020'
 branch_labels = None
 depends_on = None
 

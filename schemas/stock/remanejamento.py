@@ -87,6 +87,15 @@ class RecomendacaoOut(StockSchema):
         data_key="motivoRecusaTexto",
         allow_none=True,
         metadata={"description": "The refuser's words about the reason (extension to the spec)"},
+    quantidade_recebida = fields.Integer(
+        data_key="quantidadeRecebida",
+        allow_none=True,
+        metadata={"description": "Units the destination received; null until received (extension)"},
+    )
+    recebida_em = UtcTimestamp(
+        data_key="recebidaEm",
+        allow_none=True,
+        metadata={"description": "ISO 8601 UTC time of the receipt; null until received (extension)"},
     )
 
 
@@ -182,6 +191,53 @@ class RecusaRequest(StockSchema):
         multiline=True,
         metadata={"description": "The reason in words; required with `outro`"},
     )
+class RecebimentoRequest(StockSchema):
+    quantidade_recebida = Integer(
+        data_key="quantidadeRecebida",
+        required=True,
+        minimum=0,
+        maximum=MAX_INT,
+        metadata={"description": "Units that arrived, 0 to the transfer's `quantidade` (above it: 422)"},
+    )
+
+
+class ItemTransito(StockSchema):
+    id = fields.UUID(required=True, metadata=_d("The recommendation"))
+    lote_id = fields.UUID(data_key="loteId", required=True)
+    sentido = fields.String(
+        required=True,
+        metadata={
+            "enum": ("entrada", "saida"),
+            "description": "`entrada`: into the store; `saida`: out of it",
+        },
+    )
+    status = fields.String(
+        required=True,
+        metadata={"enum": ("aprovada", "executada"), "description": "`aprovada`: still to send"},
+    )
+    produto_id = fields.UUID(data_key="produtoId", required=True)
+    produto_nome = fields.String(data_key="produtoNome", required=True)
+    sku = fields.String(required=True)
+    cor = fields.String(required=True)
+    tamanho = fields.String(required=True)
+    origem_id = fields.UUID(data_key="origemId", required=True)
+    origem_nome = fields.String(data_key="origemNome", required=True)
+    destino_id = fields.UUID(data_key="lojaDestinoId", required=True)
+    destino_nome = fields.String(data_key="destinoNome", required=True)
+    quantidade = fields.Integer(required=True)
+    desde = fields.Date(
+        required=True, metadata=_d("Business day it was executed (approved, while only approved)")
+    )
+    idade_dias = fields.Integer(data_key="idadeDias", required=True, metadata=_d("Days since `desde`"))
+    atrasada = fields.Boolean(required=True, metadata=_d("`idadeDias` above `diasAlerta`"))
+
+
+class TransitoLoja(StockSchema):
+    loja_id = fields.UUID(data_key="lojaId", required=True)
+    dias_alerta = fields.Integer(
+        data_key="diasAlerta", required=True, metadata=_d("TRANSIT_ALERT_DAYS: older than this is `atrasada`")
+    )
+    itens = fields.List(fields.Nested(ItemTransito), required=True)
 
 
 class NodoFluxo(StockSchema):

@@ -149,12 +149,14 @@ def estoque_da_loja(loja_id: uuid.UUID, q: str | None = None) -> list[EstoqueIte
     return items
 
 
-def in_campaign(produto_id: uuid.UUID, loja_id: uuid.UUID, on: date) -> bool:
+def in_campaign(produto_id: uuid.UUID, loja: Loja, on: date) -> bool:
+    """A campaign at the store, or a national one (no store): those reach stores, never CDs."""
+    at_node = Campanha.loja_id == loja.id
     found = db.session.scalar(
         select(Campanha.id)
         .where(
             Campanha.produto_id == produto_id,
-            or_(Campanha.loja_id.is_(None), Campanha.loja_id == loja_id),
+            at_node if loja.is_cd else or_(Campanha.loja_id.is_(None), at_node),
             and_(Campanha.inicio <= on, Campanha.fim >= on),
         )
         .limit(1)
@@ -214,6 +216,6 @@ def cell_detail(loja_id: uuid.UUID, produto_id: uuid.UUID, tamanho: str) -> Celu
         vendas_periodo=int(vendas_periodo),
         venda_media_diaria=round(media, 3),
         dias_cobertura=round(estoque / media, 1) if media > 0 else None,
-        em_campanha=in_campaign(produto.id, loja.id, ref),
+        em_campanha=in_campaign(produto.id, loja, ref),
         ultimas_vendas=recent,
     )

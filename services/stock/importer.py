@@ -37,6 +37,7 @@ from sqlalchemy import func, select, text
 from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, Venda
 from services.clock import today
+from services.stock import transit
 from services.stock.import_csv import (
     COLUMNS,
     KINDS,
@@ -52,7 +53,9 @@ from services.stock.import_csv import (
 )
 from services.stock.import_sync import (
     SyncCounts,
+    copy_escape,
     grid_size,
+    id_literal,
     is_postgres,
     product_ref,
     product_refs,
@@ -92,6 +95,8 @@ class ImportSummary:
     removed: int = 0
     # Products: zero-quantity stock rows of sizes dropped from a grid.
     dropped_sizes: int = 0
+    # Stock: executed transfers the snapshot shows arrived, closed as received.
+    received: int = 0
     seconds: float = 0.0
 
     def describe(self) -> str:
@@ -110,6 +115,8 @@ class ImportSummary:
                 f"  {self.scopes:,} {scopes} replaced: {self.inserted:,} inserted, {self.updated:,} updated, "
                 f"{self.unchanged:,} unchanged, {self.removed:,} removed"
             )
+        if self.received:
+            lines.append(f"  {self.received:,} transfer(s) in transit closed as received")
         if self.dropped_sizes:
             lines.append(
                 f"  removed {self.dropped_sizes:,} zero-quantity stock rows of sizes dropped from grids"
@@ -250,6 +257,7 @@ def _import_stock(records: Rows, summary: ImportSummary) -> None:
     summary.scopes = len({key[0] for key in seen})
     if not seen:
         return
+    summary.received = _close_arrived(seen, qtds, postgres)
     counts = sync_rows(
         Estoque.__tablename__,
         ("loja_id", "produto_id", "tamanho"),
@@ -258,6 +266,22 @@ def _import_stock(records: Rows, summary: ImportSummary) -> None:
         postgres,
     )
     _count(summary, counts)
+
+
+def _close_arrived(seen: dict[tuple[str, str, str], int], qtds: list[int], postgres: bool) -> int:
+    """Transfers in transit the snapshot shows at their destination (``transit.close_arrived``),
+    read against the stock stored before the snapshot replaces it."""
+    named = {uuid.UUID(key[0]) for key in seen}
+    positions: dict[tuple[str, str, str], int] = {}
+
+    def file_qtd(loja_id: uuid.UUID, produto_id: uuid.UUID, tamanho: str) -> int:
+        if not positions:  # only when some transfer is in transit to a named store
+            positions.update((key, i) for i, key in enumerate(seen))
+        size = copy_escape(tamanho) if postgres else tamanho
+        i = positions.get((id_literal(loja_id, postgres), id_literal(produto_id, postgres), size))
+        return 0 if i is None else qtds[i]
+
+    return transit.close_arrived(named, file_qtd)
 
 
 def _import_sales(records: Rows, summary: ImportSummary) -> None:

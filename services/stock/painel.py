@@ -18,6 +18,7 @@ from services.stock.access import ensure_stock_access
 from services.stock.decisions import newest_lote
 from services.stock.metrics import RISK_COVER_DAYS
 from services.stock.rules import get_rules, history_days
+from services.stock.transit import count_arriving
 
 # Transfers listed per direction; the batch page has the rest.
 LISTED = 8
@@ -118,7 +119,12 @@ def painel_loja(user: User) -> dict:
     loja = db.session.get(Loja, user.loja_id)
     periodo = history_days(get_rules())
     lote = newest_lote()
-    painel = {"loja": loja, "estoque": _stock_figures(loja.id, periodo), "lote": lote}
+    painel = {
+        "loja": loja,
+        "estoque": _stock_figures(loja.id, periodo),
+        "lote": lote,
+        "a_receber": count_arriving(loja.id),
+    }
     if lote is not None:
         painel["enviar"], painel["enviar_lista"] = _transfers(lote.id, Recomendacao.origem_id, loja.id)
         painel["receber"], painel["receber_lista"] = _transfers(lote.id, Recomendacao.destino_id, loja.id)

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
-from services.stock import learning
+from services.stock import learning, transit
 from services.stock.engine_contract import EngineInput
 from services.stock.rules import history_days
 from services.stock.storage import PG_COPY_HEADER, is_postgres
@@ -113,8 +113,13 @@ def _read_products(rules: RegrasRemanejamento) -> _Products:
     return products
 
 
-def _read_campaigns(on: date, node_index: dict[uuid.UUID, int], product_ids: list[uuid.UUID]) -> np.ndarray:
-    """(N, P): the product is in a campaign at the node on ``on`` (a campaign without a store: all)."""
+def _read_campaigns(
+    on: date, node_index: dict[uuid.UUID, int], product_ids: list[uuid.UUID], node_is_cd: np.ndarray
+) -> np.ndarray:
+    """(N, P): the product is in a campaign at the node on ``on``.
+
+    A campaign without a store is national: every *store*, never a CD, whose stock the
+    campaign's stores are supplied from."""
     campaign = np.zeros((len(node_index), len(product_ids)), dtype=bool)
     product_index = {pid: i for i, pid in enumerate(product_ids)}
     for produto_id, loja_id in db.session.execute(
@@ -124,7 +129,7 @@ def _read_campaigns(on: date, node_index: dict[uuid.UUID, int], product_ids: lis
         if pi is None:
             continue
         if loja_id is None:
-            campaign[:, pi] = True
+            campaign[~node_is_cd, pi] = True
         elif loja_id in node_index:
             campaign[node_index[loja_id], pi] = True
     return campaign
@@ -139,7 +144,8 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
     stock, sales, sales_recent, last_sale_age = read_cells(
         nodes.ids, products.ids, products.item_product, products.item_size, start, recent, on
     )
-    campaign = _read_campaigns(on, nodes.index, products.ids)
+    campaign = _read_campaigns(on, nodes.index, products.ids, nodes.is_cd)
+    stock, in_transit = _apply_transit(stock, nodes.index, products)
     route_f, brand_f, cat_f = learning.engine_factors(on, nodes.index, products.brands, products.categories)
     inputs = EngineInput(
         node_is_cd=nodes.is_cd,
@@ -160,6 +166,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         brand_factor=brand_f,
         category_factor=cat_f,
         last_sale_age=last_sale_age,
+        in_transit=in_transit,
     )
     network = Network(
         node_ids=nodes.ids,
@@ -172,6 +179,35 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         categories=products.categories,
     )
     return inputs, network
+
+
+def _apply_transit(
+    stock: np.ndarray, node_index: dict[uuid.UUID, int], products: _Products
+) -> tuple[np.ndarray, np.ndarray]:
+    """Stock net of the units in transit out of each cell, and the units in transit into each.
+
+    See ``services.stock.transit``: approved and executed transfers not received are gone
+    from the origin and held by the destination."""
+    in_transit = np.zeros(stock.shape, dtype=np.int32)
+    moves = transit.movimentos()
+    if not moves:
+        return stock, in_transit
+    item_index = {
+        (products.ids[p], s): k
+        for k, (p, s) in enumerate(zip(products.item_product, products.item_size, strict=True))
+    }
+    committed = np.zeros(stock.shape, dtype=np.int64)
+    for move in moves:
+        k = item_index.get((move.produto_id, move.tamanho))
+        origin, dest = node_index.get(move.origem_id), node_index.get(move.destino_id)
+        if k is None:
+            continue
+        if origin is not None:
+            committed[origin, k] += move.quantidade
+        if dest is not None:
+            in_transit[dest, k] += move.quantidade
+    net = np.maximum(stock.astype(np.int64) - committed, 0).astype(np.int32)
+    return net, in_transit
 
 
 # --- stock and sales cells ------------------------------------------------------------------

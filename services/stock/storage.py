@@ -63,7 +63,7 @@ def _uuid_array(ids: Sequence[uuid.UUID]) -> np.ndarray:
 
 # --- writing ---------------------------------------------------------------------------------
 
-# Set by decisions only: a generation leaves them NULL.
+# Set by decisions and receipts only: a generation leaves them NULL.
 DECISION_COLUMNS = frozenset(
     {
         "motivo_veto",
@@ -74,6 +74,8 @@ DECISION_COLUMNS = frozenset(
         "ultima_acao_por_nome",
         "executada_em",
         "executada_data",
+        "quantidade_recebida",
+        "recebida_em",
     }
 )
 # What a generation writes: every other column of the model, in the model's order.

@@ -239,7 +239,8 @@ def test_campaign_with_empty_loja_covers_every_store(app, runner, tmp_path, clie
         ).get_json()
         return cell["emCampanha"]
 
-    assert all(in_campaign(loja, "TEN-001-PRT", "40") for loja in ("LJ001", "LJ002", "CD-CAJ"))
+    assert all(in_campaign(loja, "TEN-001-PRT", "40") for loja in ("LJ001", "LJ002"))
+    assert in_campaign("CD-CAJ", "TEN-001-PRT", "40") is False, "every store, not the CDs"
     assert in_campaign("LJ001", "CAM-002-BCO", "M") is True
     assert in_campaign("LJ002", "CAM-002-BCO", "M") is False
     with app.app_context():
