@@ -87,6 +87,7 @@ class RecomendacaoOut(StockSchema):
         data_key="motivoRecusaTexto",
         allow_none=True,
         metadata={"description": "The refuser's words about the reason (extension to the spec)"},
+    )
     quantidade_recebida = fields.Integer(
         data_key="quantidadeRecebida",
         allow_none=True,
@@ -191,6 +192,8 @@ class RecusaRequest(StockSchema):
         multiline=True,
         metadata={"description": "The reason in words; required with `outro`"},
     )
+
+
 class RecebimentoRequest(StockSchema):
     quantidade_recebida = Integer(
         data_key="quantidadeRecebida",
