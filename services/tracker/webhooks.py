@@ -278,8 +278,10 @@ def delete_webhook(user: User, organization_id: uuid.UUID, webhook_id: uuid.UUID
     db.session.flush()
 
 
-def list_deliveries(user: User, organization_id: uuid.UUID, webhook_id: uuid.UUID) -> list[WebhookDelivery]:
-    """The webhook's last ``DELIVERIES_SHOWN`` deliveries, newest first."""
+def list_deliveries(
+    user: User, organization_id: uuid.UUID, webhook_id: uuid.UUID, limit: int = DELIVERIES_SHOWN
+) -> list[WebhookDelivery]:
+    """The webhook's last ``limit`` deliveries, newest first."""
     organization_access(user, organization_id, MANAGE)
     webhook = _find(organization_id, webhook_id)
     return list(
@@ -287,7 +289,7 @@ def list_deliveries(user: User, organization_id: uuid.UUID, webhook_id: uuid.UUI
             select(WebhookDelivery)
             .where(WebhookDelivery.webhook_id == webhook.id)
             .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
-            .limit(DELIVERIES_SHOWN)
+            .limit(min(limit, DELIVERIES_SHOWN))
         )
     )
 
