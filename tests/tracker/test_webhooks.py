@@ -19,6 +19,7 @@ import pytest
 
 from models.base import utcnow
 from tests.factories import captured_mail
+from tests.racing import together
 from tests.tracker.collab_support import comment, issue_url, team
 from tests.tracker.support import API, add_member, assert_error, make_issue, make_project, register
 
@@ -484,3 +485,30 @@ def test_a_member_of_two_organizations_changes_only_reach_that_organizations_web
     theirs = make_project(client, bob, key="THEM")
     make_issue(client, bob, theirs, headers=alice.headers)
     assert len(receiver.requests) == 1
+
+
+@pytest.mark.committing
+def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
+    from services import job_queue
+    from services.tracker import webhooks
+
+    client = app.test_client()
+    owner, _people, project = team(client)
+    server = Receiver()
+    try:
+        create_hook(client, owner, server.url)
+        monkeypatch.setattr(job_queue, "submit", lambda *_args: None)  # only the passes below send
+        for n in range(12):
+            make_issue(client, owner, project, title=f"t{n}")
+        monkeypatch.setattr(webhooks, "BATCH", 3)  # several claims per pass, interleaved
+
+        def run():
+            with app.app_context():
+                return webhooks.deliver_due()
+
+        reports = together([run, run, run])
+        sent = [request["headers"]["X-Giro-Delivery"] for request in server.requests]
+        assert len(sent) == 12 and len(set(sent)) == 12, reports
+        assert sum(report.delivered for report in reports) == 12
+    finally:
+        server.close()
