@@ -60,6 +60,6 @@ def test_an_owner_adds_a_webhook_and_reads_its_deliveries(page, committed):
         screenshot(page, "tracker-webhooks")
 
         page.get_by_role("button", name="Desativar").click()
-        expect(page.locator(".webhook .badge.danger")).to_have_text("Desativado")
+        expect(page.locator(".webhook h3 .badge")).to_have_text("Desativado")
     finally:
         receiver.close()
