@@ -512,3 +512,36 @@ def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
         assert sum(report.delivered for report in reports) == 12
     finally:
         server.close()
+
+
+def test_the_scheduler_queues_a_delivery_pass_every_minute_and_the_emails_every_five(
+    app, client, receiver, monkeypatch
+):
+    import uuid
+
+    from blueprints.cli_jobs import SCHEDULE
+    from extensions import db
+    from models.jobs import Job
+    from services import job_kinds, job_queue
+
+    assert {target: cron for target, cron in SCHEDULE} == {
+        "services.stock.partitions:cadence_tick": "0 * * * *",
+        "services.job_kinds:webhooks_tick": "* * * * *",
+        "services.job_kinds:notifications_tick": "*/5 * * * *",
+    }
+    assert all(callable(job_queue.resolve(target)) for target, _cron in SCHEDULE)
+
+    owner, _people, project = team(client)
+    create_hook(client, owner, receiver.url)
+    dispatch = job_queue.submit
+    monkeypatch.setattr(job_queue, "submit", lambda *_args: None)  # the change's own job is lost
+    make_issue(client, owner, project)
+    assert receiver.requests == []
+    monkeypatch.setattr(job_queue, "submit", dispatch)
+
+    with app.app_context():
+        job = db.session.get(Job, uuid.UUID(job_kinds.webhooks_tick()))
+        assert (job.kind, job.state, job.result["entregues"]) == ("webhooks", "done", 1)
+        mail_job = db.session.get(Job, uuid.UUID(job_kinds.notifications_tick()))
+        assert (mail_job.kind, mail_job.state) == ("notificacoes", "done")
+    assert len(receiver.requests) == 1
