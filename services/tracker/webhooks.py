@@ -562,7 +562,8 @@ def _notify_owners(webhook: Webhook) -> None:
         )
     ).all()
     cfg = current_app.config
-    link = f"{cfg['PUBLIC_URL']}{cfg['TRACKER_PREFIX'] or ''}/o/{webhook.organization_id}/webhooks"
+    # The tracker's pages live under its prefix, or ``/tracker`` when its API is at the root.
+    link = f"{cfg['PUBLIC_URL']}{cfg['TRACKER_PREFIX'] or '/tracker'}/o/{webhook.organization_id}/webhooks"
     for owner in owners:
         queue_mail(
             owner.email,

@@ -437,6 +437,7 @@ def test_a_webhook_failing_for_a_day_is_disabled_and_its_owners_told(client, run
         assert deliver(runner) == "0 delivered, 0 to retry, 2 failed, 1 webhooks disabled"
     assert [message["To"] for message in sent] == [owner.email]  # owners, not admins
     assert receiver.url in sent[0].get_content() and "desativado" in sent[0]["Subject"]
+    assert f"/tracker/o/{owner.org_id}/webhooks" in sent[0].get_content()
 
     [listed] = client.get(hooks_url(owner), headers=admin.headers).get_json()["webhooks"]
     assert listed["enabled"] is False and listed["disabled_at"] and "HTTP 500" in listed["disabled_reason"]
