@@ -48,7 +48,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flask import current_app
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 
 from extensions import db
 from models.auth import User
@@ -378,6 +378,7 @@ def emit(
         return 0
     at = at or utcnow()
     payload = {**data, "actor": _person(actor), "organization_id": str(organization_id)}
+    rows = []
     for webhook_id in hooks:
         delivery_id = uuid.uuid4()
         body = json.dumps(
@@ -386,19 +387,19 @@ def emit(
             ensure_ascii=False,
             separators=(",", ":"),
         )
-        db.session.add(
-            WebhookDelivery(
-                id=delivery_id,
-                webhook_id=webhook_id,
-                event=event,
-                body=body,
-                state="pending",
-                attempts=0,
-                next_attempt_at=at,
-                created_at=at,
-            )
+        rows.append(
+            {
+                "id": delivery_id,
+                "webhook_id": webhook_id,
+                "event": event,
+                "body": body,
+                "state": "pending",
+                "attempts": 0,
+                "next_attempt_at": at,
+                "created_at": at,
+            }
         )
-    db.session.flush()
+    db.session.execute(insert(WebhookDelivery), rows)
     _queue_delivery_job()
     return len(hooks)
 
