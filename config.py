@@ -119,6 +119,9 @@ class Config:
     JOBS_REDIS_FALLBACK = _bool("JOBS_REDIS_FALLBACK", True)
     JOBS_KEEP_DAYS = int(os.environ.get("JOBS_KEEP_DAYS", "30"))  # finished jobs' records
     JOBS_EAGER = False  # run jobs inline in the caller's thread (the test suite)
+    # Tracker webhooks may call loopback addresses (a receiver on the same host); private,
+    # link-local, multicast and reserved addresses are always refused.
+    WEBHOOKS_ALLOW_LOOPBACK = _bool("WEBHOOKS_ALLOW_LOOPBACK", True)
 
     # Observability (observability.py).
     LOG_FORMAT = os.environ.get("LOG_FORMAT", "json")

@@ -44,18 +44,27 @@ def worker_command(burst: bool, name: str | None) -> None:
     worker.work(burst=burst, with_scheduler=True, logging_level=app.config["LOG_LEVEL"])
 
 
+# What ``flask scheduler`` queues, and when (cron syntax).
+SCHEDULE = (
+    ("services.stock.partitions:cadence_tick", "0 * * * *"),
+    ("services.job_kinds:webhooks_tick", "* * * * *"),
+    ("services.job_kinds:notifications_tick", "*/5 * * * *"),
+)
+
+
 @worker_cli.cli.command("scheduler")
 def scheduler_command() -> None:
     """Run RQ's cron scheduler: every hour it queues a batch generation when the cadence says one
-    is due (the job checks again, so a duplicate run does nothing). Run one per deployment; plain
-    cron with ``flask batches run-due --queue`` does the same."""
+    is due (the job checks again, so a duplicate run does nothing); every minute a pass of the
+    tracker's due webhook deliveries; every five minutes the notification e-mails. Run one per
+    deployment; plain cron with ``flask batches run-due --queue``, ``flask tracker deliver`` and
+    ``flask tracker send-notifications`` does the same."""
     _require_redis()
     from rq.cron import CronScheduler
 
-    from services.stock.partitions import cadence_tick
-
     scheduler = CronScheduler(connection=job_queue.redis_connection(), name="giro-cadence")
-    scheduler.register(cadence_tick, current_app.config["JOBS_QUEUE"], cron="0 * * * *")
+    for target, cron in SCHEDULE:
+        scheduler.register(job_queue.resolve(target), current_app.config["JOBS_QUEUE"], cron=cron)
     scheduler.start()
 
 

@@ -20,6 +20,7 @@ from models.tracker import (
     Workspace,
 )
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
+from models.tracker_webhooks import Webhook, WebhookDelivery
 
 __all__ = [
     "AcaoRecomendacao",
@@ -52,5 +53,7 @@ __all__ = [
     "TitleTerm",
     "User",
     "Venda",
+    "Webhook",
+    "WebhookDelivery",
     "Workspace",
 ]

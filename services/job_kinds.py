@@ -6,6 +6,7 @@ Each wraps an existing service function; none re-implements the work:
 - ``importacao``: a CSV import started from the pages (``services.stock.importer``);
 - ``email``: one outgoing message (``services.mail.send_mail``);
 - ``notificacoes``: the tracker's notification e-mails (``services.tracker.notification_mail``);
+- ``webhooks``: the tracker's due webhook deliveries (``services.tracker.webhooks``);
 - ``call``: any service function, by dotted name (``services.jobs.enqueue_call``).
 """
 
@@ -128,6 +129,38 @@ def run_notifications(context: jobs.JobContext) -> dict[str, Any]:
     }
 
 
+@jobs.job_kind("webhooks", service="tracker")
+def run_webhooks(context: jobs.JobContext) -> dict[str, Any]:
+    from services.tracker import webhooks
+
+    context.progress(0.1, "entregando webhooks")
+    report = webhooks.deliver_due()
+    return {
+        "entregues": report.delivered,
+        "a_repetir": report.retried,
+        "falharam": report.failed,
+        "desativados": report.disabled,
+    }
+
+
 def request_notifications(*, actor=None):
     """Queue a run of the notification e-mails; one at a time (a run claims its own rows anyway)."""
     return jobs.enqueue("notificacoes", {}, actor=actor, lock_key="notificacoes")
+
+
+def webhooks_tick() -> str:
+    """What the scheduler runs every minute: a recorded pass over the due webhook deliveries."""
+    from extensions import db
+
+    job, _ = jobs.enqueue("webhooks", {}, actor=None, lock_key="webhooks:tick")
+    db.session.commit()
+    return str(job.id)
+
+
+def notifications_tick() -> str:
+    """What the scheduler runs every five minutes: the notification e-mails (one run at a time)."""
+    from extensions import db
+
+    job, _ = request_notifications()
+    db.session.commit()
+    return str(job.id)

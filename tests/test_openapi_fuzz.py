@@ -288,6 +288,11 @@ def tracker_openapi(app, client):
         f"{issues_url(root, project)}/{parent['key']}/relations",
         {"type": "blocks", "related_issue_id": child["id"]},
     )
+    hooks = f"{API}/organizations/{root.org_id}/webhooks"
+    webhook = _post(client, root, hooks, {"url": "https://127.0.0.1:9/hook", "events": ["issue.created"]})
+    doomed_webhook = _post(
+        client, root, hooks, {"url": "https://127.0.0.1:9/old", "events": ["issue.deleted"]}
+    )
     workspace = client.get(f"{API}/workspaces/{root.slug}", headers=root.headers).get_json()
     rows = FuzzRows(
         token=root.access_token,
@@ -315,6 +320,8 @@ def tracker_openapi(app, client):
             "withdrawn": [withdrawn["id"]],
             "to_root": [to_root["id"]],
             "other_organizations": [other.org_id],
+            "webhooks": [webhook["id"]],
+            "doomed_webhooks": [doomed_webhook["id"]],
         },
         bindings={
             "path.slug": "slugs",
@@ -327,6 +334,7 @@ def tracker_openapi(app, client):
             "path.invitation_id": "invitations",
             "path.workspace_id": "workspaces",
             "path.plan_id": "plans",
+            "path.webhook_id": "webhooks",
             "query.organization_id": "organizations",
             "query.status_id": "statuses",
             "query.label_id": "labels",
@@ -370,6 +378,9 @@ def tracker_openapi(app, client):
                 "path.invitation_id": "withdrawn"
             },
             f"POST {API}/invitations/{{invitation_id}}/accept": {"path.invitation_id": "to_root"},
+            f"DELETE {API}/organizations/{{organization_id}}/webhooks/{{webhook_id}}": {
+                "path.webhook_id": "doomed_webhooks"
+            },
         },
     )
     return _load(app, f"{API}/openapi.json", rows)

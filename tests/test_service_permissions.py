@@ -91,3 +91,25 @@ def test_platform_administration_refuses_anyone_but_a_superadmin(ctx):
         with pytest.raises(ForbiddenError):
             call()
     assert (someone.superadmin, organization.suspended, workspace.name) == (False, False, "Loja")
+
+
+def test_webhook_services_refuse_members_and_strangers(ctx):
+    from services.tracker import webhooks
+
+    owner = make_user(papel=None)
+    organization = accounts.create_organization("Loja", owner)
+    member, stranger = make_user(papel=None), make_user(papel=None)
+    organizations.invite(owner, organization.id, member.email, "member")
+    organizations.accept_invitation(member, organizations.my_invitations(member)[0].id)
+    hook = webhooks.create_webhook(owner, organization.id, "https://127.0.0.1/hook", ["issue.created"])
+
+    for person, refusal in ((member, ForbiddenError), (stranger, NotFoundError)):
+        with pytest.raises(refusal):
+            webhooks.create_webhook(person, organization.id, "https://127.0.0.1/x", ["issue.created"])
+        with pytest.raises(refusal):
+            webhooks.update_webhook(person, organization.id, hook.id, {"enabled": False})
+        with pytest.raises(refusal):
+            webhooks.delete_webhook(person, organization.id, hook.id)
+        with pytest.raises(refusal):
+            webhooks.list_deliveries(person, organization.id, hook.id)
+    assert hook.enabled is True

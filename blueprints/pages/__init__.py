@@ -33,6 +33,7 @@ def page_blueprints(services: Iterable[str]) -> list[Blueprint]:
             tracker_issue,
             tracker_members,
             tracker_settings,
+            tracker_webhooks,
         )
 
         blueprints += [
@@ -41,6 +42,7 @@ def page_blueprints(services: Iterable[str]) -> list[Blueprint]:
             tracker_collab.blp,
             tracker_members.blp,
             tracker_settings.blp,
+            tracker_webhooks.blp,
             admin.blp,
             signup.blp,
         ]

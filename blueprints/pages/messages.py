@@ -76,6 +76,14 @@ REASON_TEXT = {
     "comment_not_found": _l("Comentário não encontrado."),
     "comment_edit_author_only": _l("Só o autor pode editar um comentário."),
     "comment_delete_forbidden": _l("Só o autor, um dono ou um admin pode excluir um comentário."),
+    # tracker: webhooks
+    "webhook_not_found": _l("Webhook não encontrado."),
+    "webhook_limit": _l("Uma organização tem no máximo %(limit)s webhooks."),
+    "webhook_url_refused": _l(
+        "Use um endereço https público (ou http para este computador, como 127.0.0.1): endereços "
+        "privados, locais, multicast e reservados são recusados."
+    ),
+    "webhook_events_invalid": _l("Escolha pelo menos um evento."),
     # platform administration
     "user_not_found": _l("Usuário não encontrado."),
     "self_ban": _l("Você não pode bloquear nem rebaixar a si mesmo."),

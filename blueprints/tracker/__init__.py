@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
-    from blueprints.tracker import admin, auth, collab, issues, jobs, tenancy
+    from blueprints.tracker import admin, auth, collab, issues, jobs, tenancy, webhooks
 
     return [
         auth.blp,
@@ -17,4 +17,5 @@ def api_blueprints() -> list:
         collab.notifications_blp,
         admin.blp,
         jobs.blp,
+        webhooks.blp,
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from flask import Blueprint
 
-from services.tracker import notification_mail
+from services.tracker import notification_mail, webhooks
 
 tracker_cli = Blueprint("tracker_cli", __name__, cli_group="tracker")
 
@@ -18,4 +18,15 @@ def send_notifications():
     click.echo(
         f"{report.messages} messages: {report.sent} notifications sent, {report.skipped} skipped, "
         f"{report.retried} to retry, {report.failed} failed"
+    )
+
+
+@tracker_cli.cli.command("deliver")
+def deliver():
+    """Send the due webhook deliveries once (retries included). Safe from cron every minute,
+    even alongside the delivery jobs: each pass claims its own rows, so none is sent twice."""
+    report = webhooks.deliver_due()
+    click.echo(
+        f"{report.delivered} delivered, {report.retried} to retry, {report.failed} failed, "
+        f"{report.disabled} webhooks disabled"
     )

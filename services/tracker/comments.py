@@ -30,7 +30,7 @@ from models.base import utcnow
 from models.tracker import MANAGER_ROLES, Issue, Membership
 from models.tracker_collab import Comment
 from services.errors import ForbiddenError, NotFoundError
-from services.tracker import activity, notifications, plans
+from services.tracker import activity, notifications, plans, webhooks
 from services.tracker.access import READ, WRITE, Access
 from services.tracker.issues import find_issue
 
@@ -146,6 +146,7 @@ def create_comment(user: User, slug: str, project_id: uuid.UUID, key: str, body:
     audience = notifications.Audience().add(notifications.followers(issue), "commented")
     audience.add(_members_with(issue.organization_id, mentioned_addresses(body)), "mentioned")
     notifications.deliver(issue, user.id, audience, now)
+    webhooks.emit(issue.organization_id, "comment.created", webhooks.comment_data(comment, issue), user, now)
     return comment
 
 

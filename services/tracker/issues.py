@@ -22,7 +22,7 @@ from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import activity, notifications, plans, search
+from services.tracker import activity, notifications, plans, search, webhooks
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
@@ -216,6 +216,7 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     if issue.parent_id is not None:
         activity.record(issue.parent_id, user.id, "sub_issue_added", new=activity.issue_ref(issue), at=now)
     notifications.deliver(issue, user.id, notifications.Audience().add([issue.assignee_id], "assigned"), now)
+    webhooks.emit(issue.organization_id, "issue.created", {"issue": webhooks.issue_data(issue)}, user, now)
     return IssueView(issue, children_count=0)
 
 
@@ -440,6 +441,18 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         issue, user.id, was, activity.snapshot(issue, with_parent=reparented), now
     )
     _notify_changes(issue, user, changed, now)
+    if changed:
+        after = activity.snapshot(issue, with_parent=reparented)
+        webhooks.emit(
+            issue.organization_id,
+            "issue.updated",
+            {
+                "issue": webhooks.issue_data(issue),
+                "changes": {field: {"old": was[field], "new": after[field]} for field in sorted(changed)},
+            },
+            user,
+            now,
+        )
     return with_detail(issue)
 
 
@@ -503,6 +516,15 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
         db.session.scalar(select(plans.comment_storage_expression()).where(Comment.issue_id.in_(ids))) or 0
     )
     _record_removal(user, issue, ids)
+    webhooks.emit(
+        issue.organization_id,
+        "issue.deleted",
+        {
+            "issue": webhooks.issue_data(issue),
+            "deleted_sub_issue_ids": sorted(str(issue_id) for issue_id in ids if issue_id != issue.id),
+        },
+        user,
+    )
     # Relations and labels of the whole sub-tree go with it (ON DELETE CASCADE).
     db.session.execute(
         delete(IssueRelation)
