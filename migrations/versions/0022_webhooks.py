@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = '0022'
-down_revision = '0019'
+down_revision = '0021'
 branch_labels = None
 depends_on = None
 
