@@ -49,7 +49,7 @@ def bench(url: str, n_recs: int, runs: int) -> float:
 
     from app import create_app
     from extensions import db
-    from models.remanejamento import AcaoRecomendacao, Recomendacao
+    from models.stock_batches import AcaoRecomendacao, Recomendacao
 
     app = create_app(
         {"SQLALCHEMY_DATABASE_URI": url, "ARGON2_TIME_COST": 1, "ARGON2_MEMORY_COST": 1024, "SMTP_HOST": None}

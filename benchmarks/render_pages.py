@@ -63,8 +63,8 @@ def _build(n_recs: int, seed: int = 7, *, all_pending: bool = False) -> tuple[st
     from sqlalchemy import insert
 
     from extensions import db
-    from models.remanejamento import PRIORIDADE_RANK, PRIORIDADES, Lote, Recomendacao
     from models.stock import Loja, Produto
+    from models.stock_batches import PRIORIDADE_RANK, PRIORIDADES, Lote, Recomendacao
     from services import auth as auth_service
     from services.stock.batches import iso_week
 
@@ -170,7 +170,7 @@ def bench_batch_page(url: str, n_recs: int, runs: int) -> float:
     import flask_migrate
 
     from app import create_app
-    from models.remanejamento import Recomendacao
+    from models.stock_batches import Recomendacao
 
     app = create_app(
         {"SQLALCHEMY_DATABASE_URI": url, "ARGON2_TIME_COST": 1, "ARGON2_MEMORY_COST": 1024, "SMTP_HOST": None}

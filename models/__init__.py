@@ -2,8 +2,8 @@
 
 from models.auth import PasswordResetToken, RefreshToken, User
 from models.jobs import Job
-from models.remanejamento import AcaoRecomendacao, Lote, Recomendacao
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
+from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
 from models.tracker import (
     Invitation,
     Issue,

@@ -115,7 +115,7 @@ def auth_headers(client, user) -> dict:
 
 def make_lote(on: date = date(2026, 11, 18)):
     """An empty batch for the ISO week of ``on``."""
-    from models.remanejamento import Lote
+    from models.stock_batches import Lote
     from services.stock.batches import iso_week
 
     semana, inicio, fim = iso_week(on)
@@ -149,7 +149,7 @@ def make_rec(
 
     An executed one gets the batch date as its execution day unless told otherwise.
     """
-    from models.remanejamento import PRIORIDADE_RANK, Recomendacao
+    from models.stock_batches import PRIORIDADE_RANK, Recomendacao
 
     if executada_data is _UNSET:
         executada_data = lote.data if status == "executada" else None

@@ -6,8 +6,8 @@ import marshmallow as ma
 import pytest
 
 import schemas.auth
+import schemas.stock.batches
 import schemas.stock.catalogue
-import schemas.stock.remanejamento
 import schemas.tracker.accounts
 import schemas.tracker.admin
 import schemas.tracker.collab
@@ -19,7 +19,7 @@ from schemas.fields import Text
 SCHEMA_MODULES = (
     schemas.auth,
     schemas.stock.catalogue,
-    schemas.stock.remanejamento,
+    schemas.stock.batches,
     schemas.tracker.accounts,
     schemas.tracker.admin,
     schemas.tracker.collab,

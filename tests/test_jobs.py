@@ -17,8 +17,8 @@ from sqlalchemy import func, select
 from extensions import db
 from models.base import utcnow
 from models.jobs import Job
-from models.remanejamento import Recomendacao
 from models.stock import Loja
+from models.stock_batches import Recomendacao
 from tests.factories import auth_headers, bearer, captured_mail, make_user
 from tests.stock.test_batches import ON, build_network
 from tests.test_pages_remanejamento import hx, sign_in

@@ -27,7 +27,7 @@ from sqlalchemy import create_engine, func, select, text
 from extensions import db
 from models.base import utcnow
 from models.jobs import Job
-from models.remanejamento import Lote, Recomendacao
+from models.stock_batches import Lote, Recomendacao
 from tests.factories import PASSWORD, make_user
 
 ROOT = Path(__file__).resolve().parent.parent

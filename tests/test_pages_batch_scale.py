@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from extensions import db
-from models.remanejamento import AcaoRecomendacao
+from models.stock_batches import AcaoRecomendacao
 from services.errors import ConflictError
 from services.stock import decisions
 from tests.factories import auth_headers, make_rec, make_user

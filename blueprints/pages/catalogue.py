@@ -10,7 +10,7 @@ from marshmallow import ValidationError
 
 from blueprints.pages.common import after_change, page_login_required, refused, render_page
 from blueprints.pages.messages import domain_message
-from schemas.stock.remanejamento import RecebimentoRequest
+from schemas.stock.batches import RecebimentoRequest
 from services.errors import DomainError
 from services.stock import catalogue, transit
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, current_app, redirect, send_from_directory, url_for
 from flask_jwt_extended import current_user
 
+from blueprints.pages.batches import dashboard_context
 from blueprints.pages.common import no_stock_access_page, page_login_required, render_page
-from blueprints.pages.remanejamento import dashboard_context
 from services.stock import catalogue, painel
 from services.stock.access import has_stock_access
 

@@ -16,8 +16,8 @@ from sqlalchemy import case, func, select
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.remanejamento import Lote, Recomendacao
 from models.stock import Loja
+from models.stock_batches import Lote, Recomendacao
 from services.stock.decisions import (
     active_condition,
     get_lote,

@@ -27,8 +27,8 @@ from sqlalchemy.orm import aliased
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.remanejamento import MOTIVOS_RECUSA, STATUS_RECOMENDACAO, AcaoRecomendacao, Lote, Recomendacao
 from models.stock import Loja, Produto
+from models.stock_batches import MOTIVOS_RECUSA, STATUS_RECOMENDACAO, AcaoRecomendacao, Lote, Recomendacao
 from services.clock import today
 from services.errors import (
     ConflictError,

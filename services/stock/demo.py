@@ -24,8 +24,8 @@ from sqlalchemy import func, select, update
 
 from extensions import db
 from models.auth import User
-from models.remanejamento import AcaoRecomendacao, Lote, Recomendacao
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
+from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
 from services import auth as auth_service
 from services.clock import today
 from services.stock import importer

@@ -26,7 +26,7 @@ from sqlalchemy import delete, false, select
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.remanejamento import Lote, Recomendacao
+from models.stock_batches import Lote, Recomendacao
 from services.clock import today
 from services.stock import storage
 from services.stock.access import ensure_stock_access

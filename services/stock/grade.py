@@ -10,8 +10,8 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from extensions import db
-from models.remanejamento import Recomendacao
 from models.stock import Estoque, Loja, Produto, Venda
+from models.stock_batches import Recomendacao
 from services.clock import today
 from services.stock.catalogue import get_produto
 from services.stock.decisions import active_condition, get_lote, newest_lote

@@ -26,8 +26,8 @@ import numpy as np
 from sqlalchemy import case, false, func, or_, select, true
 
 from extensions import db
-from models.remanejamento import Recomendacao
 from models.stock import Loja, Produto
+from models.stock_batches import Recomendacao
 
 WINDOW_DAYS = 182
 PRIOR = 2.0

@@ -15,8 +15,8 @@ from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User
-from models.remanejamento import Lote, Recomendacao
 from models.stock import Estoque, Loja, Produto, Venda
+from models.stock_batches import Lote, Recomendacao
 from services.clock import today
 from services.stock import learning
 from services.stock.decisions import active_condition, newest_lote, visible_condition

@@ -10,8 +10,8 @@ from sqlalchemy import and_, case, false, func, select
 
 from extensions import db
 from models.auth import User
-from models.remanejamento import Recomendacao
 from models.stock import Estoque, Loja, Produto, Venda
+from models.stock_batches import Recomendacao
 from services.clock import today
 from services.errors import NotFoundError
 from services.stock.access import ensure_stock_access

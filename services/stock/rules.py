@@ -1,7 +1,7 @@
 """The network's single row of transfer rules and cadence: every field's default and range, read and write.
 
 ``RULE_FIELDS`` is the one statement of each rule's default, bounds and allowed
-values: the API schema (``schemas/stock/remanejamento.py``), the rules page and
+values: the API schema (``schemas/stock/batches.py``), the rules page and
 the defaults of a network that never saved its rules all read it.
 """
 
@@ -16,8 +16,8 @@ from sqlalchemy import select
 
 from extensions import db
 from models.auth import User
-from models.remanejamento import Lote
 from models.stock import Loja, RegrasRemanejamento
+from models.stock_batches import Lote
 from services import unique
 from services.clock import today
 from services.errors import FieldError, ValidationFailed

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from models.auth import User
-from models.remanejamento import Recomendacao
 from models.stock import Loja, Produto
+from models.stock_batches import Recomendacao
 from services.stock import catalogue
 from services.stock.decisions import FiltroRecomendacoes, get_lote, list_recomendacoes
 

@@ -23,7 +23,7 @@ from psycopg.copy import QueuedLibpqWriter
 from sqlalchemy import BigInteger, Boolean, Date, Float, Integer, SmallInteger, String, Uuid, insert
 
 from extensions import db
-from models.remanejamento import PRIORIDADE_RANK, PRIORIDADES, TIPOS_ORIGEM, Recomendacao
+from models.stock_batches import PRIORIDADE_RANK, PRIORIDADES, TIPOS_ORIGEM, Recomendacao
 from services.stock.engine_contract import EngineOutput
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ from sqlalchemy.orm import aliased
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.remanejamento import EM_TRANSITO, AcaoRecomendacao, Recomendacao
 from models.stock import Estoque, Loja, Produto
+from models.stock_batches import EM_TRANSITO, AcaoRecomendacao, Recomendacao
 from services.clock import today
 from services.errors import ConflictError, FieldError, ForbiddenError, NotFoundError, ValidationFailed
 from services.stock.access import ensure_stock_access

@@ -25,7 +25,7 @@ from sqlalchemy import select
 
 from extensions import db
 from models.auth import User
-from models.remanejamento import Recomendacao
+from models.stock_batches import Recomendacao
 from services.clock import today
 from services.stock.access import ensure_stock_access
 from services.stock.decisions import active_condition, newest_lote

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from extensions import db
-from models.remanejamento import AcaoRecomendacao
+from models.stock_batches import AcaoRecomendacao
 from tests.factories import auth_headers, make_loja, make_lote, make_produto, make_rec, make_user
 from tests.stock.support import API
 

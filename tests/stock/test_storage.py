@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from extensions import db
-from models.remanejamento import Recomendacao
+from models.stock_batches import Recomendacao
 from services.stock import storage
 from tests.factories import auth_headers, make_user
 from tests.stock.support import API

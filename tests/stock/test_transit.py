@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from extensions import db
-from models.remanejamento import AcaoRecomendacao
+from models.stock_batches import AcaoRecomendacao
 from services.clock import today
 from tests.factories import (
     add_sales,

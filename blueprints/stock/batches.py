@@ -6,7 +6,7 @@ from flask_jwt_extended import current_user
 
 from blueprints.common import stock_auth_required
 from blueprints.parsing import Blueprint
-from schemas.stock.remanejamento import (
+from schemas.stock.batches import (
     Aprendizado,
     AtivasQuery,
     CadencePayload,

@@ -6,7 +6,7 @@ from datetime import UTC
 
 from marshmallow import fields, post_load
 
-from models.remanejamento import MOTIVOS_RECUSA, PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
+from models.stock_batches import MOTIVOS_RECUSA, PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
 from schemas.fields import Boolean, Integer, List, Text, choice
 from services.stock.decisions import FiltroRecomendacoes

@@ -25,9 +25,9 @@ from marshmallow import ValidationError
 from blueprints.pages.common import page_login_required, refused, render_page, wants_fragment
 from blueprints.pages.messages import domain_message
 from models.auth import User
-from models.remanejamento import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM, Recomendacao
 from models.stock import Loja, Produto
-from schemas.stock.remanejamento import (
+from models.stock_batches import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM, Recomendacao
+from schemas.stock.batches import (
     STATUS_HISTORICO,
     CadencePayload,
     HistoricoQuery,
@@ -40,7 +40,7 @@ from services.errors import DomainError, ValidationFailed
 from services.stock import batches, catalogue, decisions, grade, learning, metrics, rules, separacao, whatif
 from services.stock.rules import CADENCIAS, RULE_FIELDS, RULES
 
-blp = Blueprint("remanejamento", __name__)
+blp = Blueprint("batch_pages", __name__)
 
 PAGE_SIZE = 50
 # The batch page's status filter: the API's statuses plus the orthogonal veto.
@@ -210,7 +210,7 @@ def dashboard_context(user: User) -> dict:
 def lotes():
     items = batches.list_lotes()
     semanas = {s.lote_id: s for s in metrics.efetividade_semanal().semanas}
-    return render_page("remanejamento/lotes.html", lotes=items, semanas=semanas)
+    return render_page("batches/lotes.html", lotes=items, semanas=semanas)
 
 
 @dataclass
@@ -347,10 +347,10 @@ def lote(lid: str):
     lote_id = _uuid_or_404(lid)
     state = TableState.read(request.args)
     context = _batch_context(lote_id, current_user, state, panels=not wants_fragment())
-    response = render_page("remanejamento/lote.html", "rec_table", **context)
+    response = render_page("batches/lote.html", "rec_table", **context)
     if wants_fragment():
         # The address bar gets the state the table shows: no empty filter, no default.
-        response.headers["HX-Push-Url"] = url_for("remanejamento.lote", lid=lote_id, **state.address())
+        response.headers["HX-Push-Url"] = url_for("batch_pages.lote", lid=lote_id, **state.address())
     return response
 
 
@@ -368,10 +368,10 @@ def _row_response(
         rec = decisions.get_recomendacao(rid, current_user, lote_id=lote_id)
     except DomainError as exc:
         return render_page(
-            "remanejamento/_row_missing.html", status=exc.status, rid=rid, message=domain_message(exc)
+            "batches/_row_missing.html", status=exc.status, rid=rid, message=domain_message(exc)
         )
     return render_page(
-        "remanejamento/_row_update.html",
+        "batches/_row_update.html",
         status=status,
         rec=rec,
         lote_id=lote_id,
@@ -462,7 +462,7 @@ def refuse_form(lid: str, rid: str):
         rec = decisions.get_recomendacao(rec_id, current_user, lote_id=lote_id)
     except DomainError:
         abort(404)
-    template = "remanejamento/_refuse_form.html" if wants_fragment() else "remanejamento/recusa.html"
+    template = "batches/_refuse_form.html" if wants_fragment() else "batches/recusa.html"
     return render_page(
         template, rec=rec, lote_id=lote_id, label=_rec_label(rec, Names.load({rec.produto_id}))
     )
@@ -495,7 +495,7 @@ def _act_plain(lote_id: uuid.UUID, rec_id: uuid.UUID, acao: str):
             else _("Informe o motivo do veto."),
         )
     decisions.decidir(acao, lote_id, rec_id, current_user, motivo, motivo_recusa)
-    return redirect(url_for("remanejamento.lote", lid=lote_id) + f"#rec-{rec_id}", code=303)
+    return redirect(url_for("batch_pages.lote", lid=lote_id) + f"#rec-{rec_id}", code=303)
 
 
 @dataclass
@@ -657,7 +657,7 @@ def bulk(lid: str):
             totais=batches.totais(lote_id, current_user), fluxo=batches.fluxo(lote_id, current_user)
         )
     context.update(bulk=result, oob=changed)
-    return render_page("remanejamento/lote.html", "rec_table", status=status, **context)
+    return render_page("batches/lote.html", "rec_table", status=status, **context)
 
 
 @blp.route("/lotes/<lid>/separacao.csv")
@@ -685,12 +685,10 @@ def grade_index():
     """Choose a product; ``?produto=<id>`` goes straight to its matrix."""
     chosen = _optional_uuid(request.args.get("produto"))
     if chosen is not None:
-        return redirect(
-            url_for("remanejamento.grade_page", pid=chosen, lote=request.args.get("lote") or None)
-        )
+        return redirect(url_for("batch_pages.grade_page", pid=chosen, lote=request.args.get("lote") or None))
     q = request.args.get("q", "").strip().lower()
     return render_page(
-        "remanejamento/grade_index.html", "product_rows", produtos=catalogue.list_produtos(q), q=q
+        "batches/grade_index.html", "product_rows", produtos=catalogue.list_produtos(q), q=q
     )
 
 
@@ -711,7 +709,7 @@ def grade_page(pid: str):
     totals = {"atual": matrix.column_totals("atual"), "delta": matrix.column_totals("delta")}
     rupturas = sum(1 for r in matrix.rows for c in r.cells if c.ruptura)
     return render_page(
-        "remanejamento/grade.html",
+        "batches/grade.html",
         "grade_matrix",
         produto=produto,
         matrix=matrix,
@@ -795,7 +793,7 @@ def _regras_context(
 @blp.route("/regras")
 @page_login_required(stock=True)
 def regras():
-    return render_page("remanejamento/regras.html", **_regras_context())
+    return render_page("batches/regras.html", **_regras_context())
 
 
 @blp.route("/regras", methods=["POST"])
@@ -818,7 +816,7 @@ def regras_save():
             # The rules' messages are the service's own, by field.
             errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
     return render_page(
-        "remanejamento/regras.html",
+        "batches/regras.html",
         "rules_form",
         status=status,
         **_regras_context(regras=regras, errors=errors, saved=saved),
@@ -850,7 +848,7 @@ def regras_simular():
         else {}
     )
     return render_page(
-        "remanejamento/regras.html",
+        "batches/regras.html",
         "whatif",
         status=status,
         **_regras_context(regras=regras),
@@ -869,10 +867,10 @@ def cadencia_save():
         context = _regras_context(
             cadence_errors={"cadence": _("Escolha diária, semanal, quinzenal ou mensal.")}
         )
-        return render_page("remanejamento/regras.html", "cadence_form", status=422, **context)
+        return render_page("batches/regras.html", "cadence_form", status=422, **context)
     cadence = rules.set_cadence(data["cadence"], current_user)
     context = _regras_context(cadence=cadence, cadence_saved=True)
-    return render_page("remanejamento/regras.html", "cadence_form", **context)
+    return render_page("batches/regras.html", "cadence_form", **context)
 
 
 # --- history ---------------------------------------------------------------------------------
@@ -890,7 +888,7 @@ def historico():
         query = HistoricoQuery().load({})
     items = metrics.historico(current_user, query.get("status"), HISTORY_LIMIT)
     return render_page(
-        "remanejamento/historico.html",
+        "batches/historico.html",
         "history_rows",
         items=items,
         filtro=query.get("status") or "",
