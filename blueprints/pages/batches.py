@@ -687,9 +687,7 @@ def grade_index():
     if chosen is not None:
         return redirect(url_for("batch_pages.grade_page", pid=chosen, lote=request.args.get("lote") or None))
     q = request.args.get("q", "").strip().lower()
-    return render_page(
-        "batches/grade_index.html", "product_rows", produtos=catalogue.list_produtos(q), q=q
-    )
+    return render_page("batches/grade_index.html", "product_rows", produtos=catalogue.list_produtos(q), q=q)
 
 
 @blp.route("/grade/<pid>")
