@@ -307,6 +307,8 @@ def recommend(
     the whole network are kept), ``min_unit_gain`` is the net expected gain a
     moved unit must bring and ``min_lot_gain`` the average one of a minimum lot.
     """
+    # Long on purpose: the pipeline (estimate, plan, score, justify) shares its arrays;
+    # each step is a function of its own, this one only threads them.
     n_nodes, n_items = np.asarray(inputs.stock).shape
     if n_nodes == 0 or n_items == 0:
         return _empty_output()

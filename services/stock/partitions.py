@@ -189,6 +189,8 @@ def cadence_tick() -> str | None:
 
 @jobs.job_kind(KIND, service="stock", stock_readers=("admin", "planejador"))
 def prepare(context: jobs.JobContext) -> Any:
+    # Long on purpose: the steps of one generation's start (cadence, lock, snapshot, estimate,
+    # split, queue) share their locals, and read in the order they run.
     from services.stock import engine
     from services.stock.decisions import newest_lote
     from services.stock.metrics import risk_figures

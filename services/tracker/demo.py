@@ -729,6 +729,7 @@ def load(people: dict[str, User], domain: str, seed: int = 7) -> TrackerDemo | N
 
     Nothing is written when the organization already exists, or when an account is missing.
     """
+    # Long on purpose: one scripted story (people, projects, issues, comments) read top to bottom.
     if set(ROLES) - set(people) or exists(people["admin"]):
         return None
     started = utcnow()
