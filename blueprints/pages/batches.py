@@ -1,4 +1,4 @@
-"""The planners' pages of remanejamento: dashboard, batches, decisions in place, grade, rules, history.
+"""The planners' batch pages: batches, decisions in place (one row or every match), grade, history.
 
 Views stay thin: they call the same services as the REST API
 (``services.stock.batches``, ``decisions``, ``metrics``, ``grade``), validate
@@ -10,10 +10,8 @@ offer what the services would accept.
 from __future__ import annotations
 
 import dataclasses
-import json
 import uuid
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from flask import Blueprint, Response, abort, make_response, redirect, request, url_for
@@ -29,16 +27,13 @@ from models.stock import Loja, Produto
 from models.stock_batches import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM, Recomendacao
 from schemas.stock.batches import (
     STATUS_HISTORICO,
-    CadencePayload,
     HistoricoQuery,
     RecomendacoesQuery,
     RecusaRequest,
-    RegrasPayload,
     VetoRequest,
 )
 from services.errors import DomainError, ValidationFailed
-from services.stock import batches, catalogue, decisions, grade, learning, metrics, rules, separacao, whatif
-from services.stock.rules import CADENCIAS, RULE_FIELDS, RULES
+from services.stock import batches, catalogue, decisions, grade, metrics, separacao
 
 blp = Blueprint("batch_pages", __name__)
 
@@ -47,15 +42,6 @@ PAGE_SIZE = 50
 SITUACOES = (*STATUS_RECOMENDACAO, "vetada")
 FILTER_KEYS = ("prioridade", "tipoOrigem", "origemId", "lojaDestinoId", "produtoId", "status", "q")
 HISTORY_LIMIT = 500
-EFETIVIDADE_WEEKS = 12
-APRENDIZADO_BARS = 8
-CHART_COLORS = {
-    "aprovadas": "#0f766e",
-    "executadas": "#175cd3",
-    "recusadas": "#b42318",
-    "vetadas": "#b54708",
-    "pendentes": "#98a2b3",
-}
 
 
 # --- shared helpers --------------------------------------------------------------------------
@@ -77,7 +63,7 @@ def _optional_uuid(value: str | None) -> uuid.UUID | None:
         return None
 
 
-def _lote_or_404(lote_id: uuid.UUID) -> batches.LoteResumo:
+def lote_or_404(lote_id: uuid.UUID) -> batches.LoteResumo:
     try:
         return batches.lote_resumo(decisions.get_lote(lote_id))
     except DomainError:
@@ -103,103 +89,6 @@ class Names:
     def loja(self, loja_id: uuid.UUID) -> str:
         loja = self.lojas.get(loja_id)
         return loja.nome if loja else "—"
-
-
-# --- dashboard (the body of "/") -------------------------------------------------------------
-
-
-def _chart(
-    kind: str, labels: list[str], datasets: list[dict], *, horizontal: bool = False, stacked: bool = False
-) -> str:
-    """A Chart.js configuration as JSON, embedded in the page for the chart script to draw."""
-    axis = {"beginAtZero": True, "stacked": stacked, "ticks": {"precision": 0}}
-    options: dict[str, Any] = {
-        "responsive": True,
-        "maintainAspectRatio": False,
-        "animation": False,
-        "plugins": {"legend": {"position": "bottom"}},
-        "scales": {"x": dict(axis), "y": dict(axis)},
-    }
-    if horizontal:
-        options["indexAxis"] = "y"
-        options["plugins"]["legend"] = {"display": False}
-    config = {"type": kind, "data": {"labels": labels, "datasets": datasets}, "options": options}
-    # No "<" at all inside the <script> element that carries the JSON ("</script>", "<!--").
-    return json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
-
-
-def dashboard_context(user: User) -> dict:
-    """KPIs as cards, weekly effectiveness and learning as charts, the open batch at a glance."""
-    kpis = metrics.kpis_dashboard()
-    semanas = metrics.efetividade_semanal().semanas[:EFETIVIDADE_WEEKS]
-    semanas.reverse()  # oldest first, left to right
-    # Stacked, each recommendation once: approved-not-executed, executed, refused, vetoed, pending.
-    series = (
-        ("aprovadas", _("Aprovadas, a executar"), lambda s: s.aprovadas - s.executadas),
-        ("executadas", _("Executadas"), lambda s: s.executadas),
-        ("recusadas", _("Recusadas"), lambda s: s.recusadas),
-        ("vetadas", _("Vetadas"), lambda s: s.vetadas),
-        ("pendentes", _("Pendentes"), lambda s: s.pendentes),
-    )
-    efetividade_chart = _chart(
-        "bar",
-        [s.semana for s in semanas],
-        [
-            {
-                "label": label,
-                "data": [value(s) for s in semanas],
-                "backgroundColor": CHART_COLORS[key],
-                "maxBarThickness": 48,
-            }
-            for key, label, value in series
-        ],
-        stacked=True,
-    )
-    aprendizado = metrics.aprendizado()
-    grupos = (
-        [(_("Rota"), g) for g in aprendizado.rotas]
-        + [(_("Marca"), g) for g in aprendizado.marcas]
-        + [(_("Categoria"), g) for g in aprendizado.categorias]
-    )
-    grupos.sort(key=lambda item: learning.penalty_order(item[1]))
-    top = [item for item in grupos if item[1].ajuste_percentual > 0][:APRENDIZADO_BARS]
-    aprendizado_chart = _chart(
-        "bar",
-        [f"{tipo}: {g.chave}" for tipo, g in top],
-        [
-            {
-                "label": _("Redução do score (%)"),
-                "data": [g.ajuste_percentual for _tipo, g in top],
-                "backgroundColor": "#b54708",
-            }
-        ],
-        horizontal=True,
-    )
-    lote = totais = None
-    urgentes: list[Recomendacao] = []
-    names = None
-    if kpis.lote_atual_id is not None:
-        lote = _lote_or_404(kpis.lote_atual_id)
-        totais = batches.totais(kpis.lote_atual_id, user)
-        urgentes = decisions.list_recomendacoes(
-            user,
-            decisions.FiltroRecomendacoes(
-                lote_id=kpis.lote_atual_id, status="pendente", prioridade="alta", vetado=False, limite=5
-            ),
-        )
-        names = Names.load({r.produto_id for r in urgentes})
-    return {
-        "kpis": kpis,
-        "semanas": semanas,
-        "efetividade_chart": efetividade_chart,
-        "aprendizado": aprendizado,
-        "aprendizado_grupos": grupos,
-        "aprendizado_chart": aprendizado_chart if top else None,
-        "lote": lote,
-        "totais": totais,
-        "urgentes": urgentes,
-        "names": names,
-    }
 
 
 # --- batches ---------------------------------------------------------------------------------
@@ -330,7 +219,7 @@ def _batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels:
     context = {"lote": {"id": lote_id}, "table": table, "bulk": None, "oob": False}
     if panels:
         context.update(
-            lote=_lote_or_404(lote_id),
+            lote=lote_or_404(lote_id),
             totais=batches.totais(lote_id, user),
             fluxo=batches.fluxo(lote_id, user),
             options=_filter_options(lote_id, user, table["names"]),
@@ -665,7 +554,7 @@ def bulk(lid: str):
 def export_csv(lid: str):
     """Pick lists of the approved transfers: one section per origin (or one origin's file)."""
     lote_id = _uuid_or_404(lid)
-    _lote_or_404(lote_id)
+    lote_or_404(lote_id)
     origem_id = _optional_uuid(request.args.get("origemId"))
     if request.args.get("origemId") and origem_id is None:
         abort(404, description=_("Origem não encontrada."))
@@ -716,159 +605,6 @@ def grade_page(pid: str):
         totals=totals,
         rupturas=rupturas,
     )
-
-
-# --- rules and cadence -----------------------------------------------------------------------
-
-# The integer rules and their bounds, as the service states them.
-INT_FIELDS = {rule.name: (rule.minimum, rule.maximum) for rule in RULE_FIELDS if rule.minimum is not None}
-
-
-def _rules_form(form) -> tuple[dict, dict[str, str]]:
-    """The rules form as an API body; integers that do not parse are reported per field."""
-    body: dict[str, Any] = {
-        "priorizarCd": "priorizarCd" in form,
-        "bloqueioCampanha": "bloqueioCampanha" in form,
-        "periodo": form.get("periodo", ""),
-        "lojasBloqueadas": form.getlist("lojasBloqueadas"),
-        "marcasBloqueadas": form.getlist("marcasBloqueadas"),
-    }
-    errors: dict[str, str] = {}
-    for name, (low, high) in INT_FIELDS.items():
-        raw = form.get(name, "").strip()
-        try:
-            body[name] = int(raw)
-        except ValueError:
-            body[name] = raw
-            errors[name] = _("Use um número inteiro de %(min)s a %(max)s.", min=low, max=high)
-    return body, errors
-
-
-def _rules_messages(messages: dict) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name in messages:
-        if name in INT_FIELDS:
-            low, high = INT_FIELDS[name]
-            out[name] = _("Use um número inteiro de %(min)s a %(max)s.", min=low, max=high)
-        elif name == "periodo":
-            *first, last = RULES["periodo"].choices
-            out[name] = _("Escolha %(opcoes)s ou %(ultima)s dias.", opcoes=", ".join(first), ultima=last)
-        else:
-            out[name] = _("Valor inválido.")
-    return out
-
-
-def _regras_context(
-    *,
-    regras: Any = None,
-    errors: dict[str, str] | None = None,
-    saved: bool = False,
-    cadence: rules.Cadencia | None = None,
-    cadence_errors: dict[str, str] | None = None,
-    cadence_saved: bool = False,
-) -> dict:
-    """Everything the rules page shows; each form's own values override the stored ones.
-
-    ``regras`` is the stored rules or, after a refused save, the form's values under the same names."""
-    regras = regras if regras is not None else rules.get_rules()
-    marcas = sorted({p.marca for p in catalogue.list_produtos()} | set(regras.marcas_bloqueadas))
-    return {
-        "regras": regras,
-        "errors": errors or {},
-        "saved": saved,
-        "lojas": catalogue.list_lojas(),
-        "marcas": marcas,
-        "periodos": RULES["periodo"].choices,
-        "rule_fields": RULES,
-        "cadence": cadence if cadence is not None else rules.get_cadence(),
-        "cadencias": CADENCIAS,
-        "cadence_errors": cadence_errors or {},
-        "cadence_saved": cadence_saved,
-        "can_edit": current_user.papel == "admin",
-    }
-
-
-@blp.route("/regras")
-@page_login_required(stock=True)
-def regras():
-    return render_page("batches/regras.html", **_regras_context())
-
-
-@blp.route("/regras", methods=["POST"])
-@page_login_required("admin")
-def regras_save():
-    body, errors = _rules_form(request.form)
-    status, saved = 422, False
-    regras: Any = SimpleNamespace(**{RULES[name].column: value for name, value in body.items()})
-    try:
-        # Fields that did not parse are left to their defaults here, so every other error shows too.
-        data = RegrasPayload().load({k: v for k, v in body.items() if k not in errors})
-    except ValidationError as exc:
-        errors = {**_rules_messages(exc.messages), **errors}
-    if not errors:
-        try:
-            regras = rules.update_rules(data, current_user)
-            status, saved = 200, True
-        except ValidationFailed as exc:
-            status = refused(exc).status
-            # The rules' messages are the service's own, by field.
-            errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
-    return render_page(
-        "batches/regras.html",
-        "rules_form",
-        status=status,
-        **_regras_context(regras=regras, errors=errors, saved=saved),
-    )
-
-
-@blp.route("/regras/simular", methods=["POST"])
-@page_login_required("admin")
-def regras_simular():
-    """What-if: the engine with the form's rules, nothing saved, against the current batch."""
-    body, errors = _rules_form(request.form)
-    try:
-        data = RegrasPayload().load({k: v for k, v in body.items() if k not in errors})
-    except ValidationError as exc:
-        errors = {**_rules_messages(exc.messages), **errors}
-    result, status = None, 200
-    if not errors:
-        try:
-            result = whatif.simulate(data, current_user)
-        except ValidationFailed as exc:
-            status = refused(exc).status
-            errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
-    else:
-        status = 422
-    regras: Any = SimpleNamespace(**{RULES[name].column: value for name, value in body.items()})
-    names = (
-        whatif.loja_names({i for r in result["rotas"] for i in (r["origem_id"], r["destino_id"])})
-        if result
-        else {}
-    )
-    return render_page(
-        "batches/regras.html",
-        "whatif",
-        status=status,
-        **_regras_context(regras=regras),
-        whatif=result,
-        whatif_errors=errors,
-        whatif_names=names,
-    )
-
-
-@blp.route("/regras/cadencia", methods=["POST"])
-@page_login_required("admin")
-def cadencia_save():
-    try:
-        data = CadencePayload().load({"cadence": request.form.get("cadence", "")})
-    except ValidationError:
-        context = _regras_context(
-            cadence_errors={"cadence": _("Escolha diária, semanal, quinzenal ou mensal.")}
-        )
-        return render_page("batches/regras.html", "cadence_form", status=422, **context)
-    cadence = rules.set_cadence(data["cadence"], current_user)
-    context = _regras_context(cadence=cadence, cadence_saved=True)
-    return render_page("batches/regras.html", "cadence_form", **context)
 
 
 # --- history ---------------------------------------------------------------------------------

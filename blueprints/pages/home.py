@@ -2,15 +2,142 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, redirect, send_from_directory, url_for
+import json
+from typing import Any
+
+from flask import (
+    Blueprint,
+    current_app,
+    redirect,
+    send_from_directory,
+    url_for,
+)
+from flask_babel import gettext as _
 from flask_jwt_extended import current_user
 
-from blueprints.pages.batches import dashboard_context
-from blueprints.pages.common import no_stock_access_page, page_login_required, render_page
-from services.stock import catalogue, painel
+from blueprints.pages.batches import Names, lote_or_404
+from blueprints.pages.common import (
+    no_stock_access_page,
+    page_login_required,
+    render_page,
+)
+from models.auth import User
+from models.stock_batches import Recomendacao
+from services.stock import (
+    batches,
+    catalogue,
+    decisions,
+    learning,
+    metrics,
+    painel,
+)
 from services.stock.access import has_stock_access
 
 blp = Blueprint("home", __name__)
+
+EFETIVIDADE_WEEKS = 12
+APRENDIZADO_BARS = 8
+CHART_COLORS = {
+    "aprovadas": "#0f766e",
+    "executadas": "#175cd3",
+    "recusadas": "#b42318",
+    "vetadas": "#b54708",
+    "pendentes": "#98a2b3",
+}
+
+
+def _chart(
+    kind: str, labels: list[str], datasets: list[dict], *, horizontal: bool = False, stacked: bool = False
+) -> str:
+    """A Chart.js configuration as JSON, embedded in the page for the chart script to draw."""
+    axis = {"beginAtZero": True, "stacked": stacked, "ticks": {"precision": 0}}
+    options: dict[str, Any] = {
+        "responsive": True,
+        "maintainAspectRatio": False,
+        "animation": False,
+        "plugins": {"legend": {"position": "bottom"}},
+        "scales": {"x": dict(axis), "y": dict(axis)},
+    }
+    if horizontal:
+        options["indexAxis"] = "y"
+        options["plugins"]["legend"] = {"display": False}
+    config = {"type": kind, "data": {"labels": labels, "datasets": datasets}, "options": options}
+    # No "<" at all inside the <script> element that carries the JSON ("</script>", "<!--").
+    return json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
+
+
+def dashboard_context(user: User) -> dict:
+    """KPIs as cards, weekly effectiveness and learning as charts, the open batch at a glance."""
+    kpis = metrics.kpis_dashboard()
+    semanas = metrics.efetividade_semanal().semanas[:EFETIVIDADE_WEEKS]
+    semanas.reverse()  # oldest first, left to right
+    # Stacked, each recommendation once: approved-not-executed, executed, refused, vetoed, pending.
+    series = (
+        ("aprovadas", _("Aprovadas, a executar"), lambda s: s.aprovadas - s.executadas),
+        ("executadas", _("Executadas"), lambda s: s.executadas),
+        ("recusadas", _("Recusadas"), lambda s: s.recusadas),
+        ("vetadas", _("Vetadas"), lambda s: s.vetadas),
+        ("pendentes", _("Pendentes"), lambda s: s.pendentes),
+    )
+    efetividade_chart = _chart(
+        "bar",
+        [s.semana for s in semanas],
+        [
+            {
+                "label": label,
+                "data": [value(s) for s in semanas],
+                "backgroundColor": CHART_COLORS[key],
+                "maxBarThickness": 48,
+            }
+            for key, label, value in series
+        ],
+        stacked=True,
+    )
+    aprendizado = metrics.aprendizado()
+    grupos = (
+        [(_("Rota"), g) for g in aprendizado.rotas]
+        + [(_("Marca"), g) for g in aprendizado.marcas]
+        + [(_("Categoria"), g) for g in aprendizado.categorias]
+    )
+    grupos.sort(key=lambda item: learning.penalty_order(item[1]))
+    top = [item for item in grupos if item[1].ajuste_percentual > 0][:APRENDIZADO_BARS]
+    aprendizado_chart = _chart(
+        "bar",
+        [f"{tipo}: {g.chave}" for tipo, g in top],
+        [
+            {
+                "label": _("Redução do score (%)"),
+                "data": [g.ajuste_percentual for _tipo, g in top],
+                "backgroundColor": "#b54708",
+            }
+        ],
+        horizontal=True,
+    )
+    lote = totais = None
+    urgentes: list[Recomendacao] = []
+    names = None
+    if kpis.lote_atual_id is not None:
+        lote = lote_or_404(kpis.lote_atual_id)
+        totais = batches.totais(kpis.lote_atual_id, user)
+        urgentes = decisions.list_recomendacoes(
+            user,
+            decisions.FiltroRecomendacoes(
+                lote_id=kpis.lote_atual_id, status="pendente", prioridade="alta", vetado=False, limite=5
+            ),
+        )
+        names = Names.load({r.produto_id for r in urgentes})
+    return {
+        "kpis": kpis,
+        "semanas": semanas,
+        "efetividade_chart": efetividade_chart,
+        "aprendizado": aprendizado,
+        "aprendizado_grupos": grupos,
+        "aprendizado_chart": aprendizado_chart if top else None,
+        "lote": lote,
+        "totais": totais,
+        "urgentes": urgentes,
+        "names": names,
+    }
 
 
 @blp.route("/")
