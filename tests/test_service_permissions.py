@@ -7,7 +7,7 @@ from datetime import date
 import pytest
 
 from services.errors import ForbiddenError, NotFoundError
-from services.stock import decisions, generation, rules, transit
+from services.stock import decisions, generation, recommendations, rules, transit
 from services.tracker import accounts, organizations, workspaces
 from tests.factories import make_loja, make_lote, make_produto, make_rec, make_user
 
@@ -40,7 +40,9 @@ def test_decisions_refuse_an_actor_without_the_role(ctx, papel):
     with pytest.raises(ForbiddenError):
         decisions.desfazer(rec.lote_id, rec.id, user, "aprovar")
     # A decision on everything a filter matches changes nothing and says the role is why.
-    result = decisions.decidir_filtro("aprovar", decisions.FiltroRecomendacoes(lote_id=rec.lote_id), user)
+    result = decisions.decidir_filtro(
+        "aprovar", recommendations.FiltroRecomendacoes(lote_id=rec.lote_id), user
+    )
     assert (result.alteradas, result.ignoradas) == (0, {"papel": 1})
     assert rec.status == "pendente"
 

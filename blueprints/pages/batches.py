@@ -33,7 +33,7 @@ from schemas.stock.batches import (
     VetoRequest,
 )
 from services.errors import DomainError, ValidationFailed
-from services.stock import batches, catalogue, decisions, grade, metrics, separacao
+from services.stock import batches, catalogue, decisions, grade, metrics, recommendations, separacao
 
 blp = Blueprint("batch_pages", __name__)
 
@@ -65,7 +65,7 @@ def _optional_uuid(value: str | None) -> uuid.UUID | None:
 
 def lote_or_404(lote_id: uuid.UUID) -> batches.LoteResumo:
     try:
-        return batches.lote_resumo(decisions.get_lote(lote_id))
+        return batches.lote_resumo(recommendations.get_lote(lote_id))
     except DomainError:
         abort(404, description=_("Lote não encontrado."))
 
@@ -106,7 +106,7 @@ def lotes():
 class TableState:
     """Filters, sort and page of the recommendations table, read from a query string or a form."""
 
-    filters: decisions.FiltroRecomendacoes
+    filters: recommendations.FiltroRecomendacoes
     raw: dict[str, str]
     sort: str = "prioridade"
     desc: bool = False
@@ -138,7 +138,7 @@ class TableState:
                 api_values.pop(bad, None)
             filters = RecomendacoesQuery().load(api_values)
         sort = values.get("ordem", "prioridade")
-        if sort not in decisions.SORTS:
+        if sort not in recommendations.SORTS:
             sort = "prioridade"
         try:
             page = max(1, int(values.get("pagina", "1")))
@@ -178,7 +178,7 @@ class TableState:
         return self.query(ordem=key, dir="desc" if desc else "asc", pagina=1)
 
 
-def _matching(lote_id: uuid.UUID, state: TableState) -> decisions.FiltroRecomendacoes:
+def _matching(lote_id: uuid.UUID, state: TableState) -> recommendations.FiltroRecomendacoes:
     """The table's filters (all pages): what it lists, and what "all matching" acts on."""
     return dataclasses.replace(
         state.filters, lote_id=lote_id, vetado=True if state.raw.get("status") == "vetada" else None
@@ -188,10 +188,10 @@ def _matching(lote_id: uuid.UUID, state: TableState) -> decisions.FiltroRecomend
 def _table(lote_id: uuid.UUID, user: User, state: TableState) -> dict:
     """One page of the batch's recommendations, filtered and sorted by the service, with the names it shows."""
     filters = _matching(lote_id, state)
-    total = decisions.count_recomendacoes(user, filters)
+    total = recommendations.count_recomendacoes(user, filters)
     pages = max(1, -(-total // PAGE_SIZE))
     state.page = min(state.page, pages)
-    shown = decisions.list_recomendacoes(
+    shown = recommendations.list_recomendacoes(
         user,
         dataclasses.replace(
             filters, ordem=state.sort, desc=state.desc, limite=PAGE_SIZE, offset=(state.page - 1) * PAGE_SIZE
@@ -203,7 +203,7 @@ def _table(lote_id: uuid.UUID, user: User, state: TableState) -> dict:
 
 def _filter_options(lote_id: uuid.UUID, user: User, names: Names) -> dict:
     """Stores and products that appear in the batch (as the user may see it), for the filters."""
-    origens, destinos, produtos = decisions.distinct_values(lote_id, user)
+    origens, destinos, produtos = recommendations.distinct_values(lote_id, user)
     names.add_produtos(produtos)
     lojas = names.lojas
     by_name = lambda ids: sorted((lojas[i] for i in ids if i in lojas), key=lambda x: x.nome)  # noqa: E731
@@ -254,7 +254,7 @@ def _row_response(
 ) -> Response:
     """The row re-rendered, with the totals and the flow swapped out of band after a change."""
     try:
-        rec = decisions.get_recomendacao(rid, current_user, lote_id=lote_id)
+        rec = recommendations.get_recomendacao(rid, current_user, lote_id=lote_id)
     except DomainError as exc:
         return render_page(
             "batches/_row_missing.html", status=exc.status, rid=rid, message=domain_message(exc)
@@ -348,7 +348,7 @@ def refuse_form(lid: str, rid: str):
     """The refusal's reasons, for the dialog the row's "Recusar" opens."""
     lote_id, rec_id = _uuid_or_404(lid), _uuid_or_404(rid)
     try:
-        rec = decisions.get_recomendacao(rec_id, current_user, lote_id=lote_id)
+        rec = recommendations.get_recomendacao(rec_id, current_user, lote_id=lote_id)
     except DomainError:
         abort(404)
     template = "batches/_refuse_form.html" if wants_fragment() else "batches/recusa.html"
@@ -534,7 +534,7 @@ def _bulk(lote_id: uuid.UUID, user: User, form) -> BulkResult:
 def bulk(lid: str):
     """Bulk decisions on the selected rows; the table (same filters, sort and page) comes back."""
     lote_id = _uuid_or_404(lid)
-    decisions.get_lote(lote_id)  # 404 page when the batch does not exist
+    recommendations.get_lote(lote_id)  # 404 page when the batch does not exist
     result = _bulk(lote_id, current_user, request.form)
     status = 422 if result.error else 200
     # The totals and the flow come along out of band after a change.

@@ -26,10 +26,10 @@ from models.stock_batches import Recomendacao
 from services.stock import (
     batches,
     catalogue,
-    decisions,
     learning,
     metrics,
     painel,
+    recommendations,
 )
 from services.stock.access import has_stock_access
 
@@ -119,9 +119,9 @@ def dashboard_context(user: User) -> dict:
     if kpis.lote_atual_id is not None:
         lote = lote_or_404(kpis.lote_atual_id)
         totais = batches.totais(kpis.lote_atual_id, user)
-        urgentes = decisions.list_recomendacoes(
+        urgentes = recommendations.list_recomendacoes(
             user,
-            decisions.FiltroRecomendacoes(
+            recommendations.FiltroRecomendacoes(
                 lote_id=kpis.lote_atual_id, status="pendente", prioridade="alta", vetado=False, limite=5
             ),
         )

@@ -28,7 +28,7 @@ from schemas.stock.batches import (
     Validacao,
     VetoRequest,
 )
-from services.stock import batches, decisions, grade, metrics, rules, transit
+from services.stock import batches, decisions, grade, metrics, recommendations, rules, transit
 
 # Documented once, shown on every decision endpoint.
 STATE_MACHINE = (
@@ -64,7 +64,7 @@ def list_recomendacoes(query):
     depois a ordem do motor. Inclui vetadas e recusadas (veja `/lotes/{lid}/recomendacoes?ativas=true`).
     `limite`/`offset` paginam nessa ordem.
     """
-    return decisions.list_recomendacoes(current_user, query)
+    return recommendations.list_recomendacoes(current_user, query)
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>", methods=["GET"])
@@ -73,7 +73,7 @@ def list_recomendacoes(query):
 @blp.alt_response(404, description="Não existe ou não é visível para o usuário")
 def get_recomendacao(rid):
     """Uma recomendação."""
-    return decisions.get_recomendacao(rid, current_user)
+    return recommendations.get_recomendacao(rid, current_user)
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>/aprovar", methods=["POST"])
@@ -204,7 +204,7 @@ def lote_recomendacoes(query, lid):
 
     Mesma ordem da lista geral. `limite`/`offset` paginam (um lote pode ter centenas de milhares).
     """
-    return decisions.lote_recomendacoes(
+    return recommendations.lote_recomendacoes(
         lid, current_user, ativas=query["ativas"], limite=query.get("limite"), offset=query["offset"]
     )
 

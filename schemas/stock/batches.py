@@ -9,7 +9,7 @@ from marshmallow import fields, post_load
 from models.stock_batches import MOTIVOS_RECUSA, PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
 from schemas.fields import Boolean, Integer, List, Text, choice
-from services.stock.decisions import FiltroRecomendacoes
+from services.stock.recommendations import FiltroRecomendacoes
 from services.stock.rules import CADENCIAS, RULES, NovasRegras
 
 STATUS_HISTORICO = ("aprovada", "executada", "recusada", "vetada")

@@ -18,7 +18,7 @@ from models.auth import User
 from models.base import utcnow
 from models.stock import Loja
 from models.stock_batches import Lote, Recomendacao
-from services.stock.decisions import (
+from services.stock.recommendations import (
     active_condition,
     get_lote,
     lote_recomendacoes,

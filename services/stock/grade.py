@@ -14,8 +14,8 @@ from models.stock import Estoque, Loja, Produto, Venda
 from models.stock_batches import Recomendacao
 from services.clock import today
 from services.stock.catalogue import get_produto
-from services.stock.decisions import active_condition, get_lote, newest_lote
 from services.stock.engine_demand import KEY_SIZES
+from services.stock.recommendations import active_condition, get_lote, newest_lote
 
 # Runs shorter than this have no key sizes (as in the engine).
 MIN_RUN_FOR_KEYS = 3

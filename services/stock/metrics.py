@@ -19,8 +19,8 @@ from models.stock import Estoque, Loja, Produto, Venda
 from models.stock_batches import Lote, Recomendacao
 from services.clock import today
 from services.stock import learning
-from services.stock.decisions import active_condition, newest_lote, visible_condition
 from services.stock.engine_contract import EngineInput
+from services.stock.recommendations import active_condition, newest_lote, visible_condition
 from services.stock.rules import get_rules, history_days
 
 RISK_COVER_DAYS = 7  # a cell with less cover than this is "at risk"

@@ -15,8 +15,8 @@ from models.stock_batches import Recomendacao
 from services.clock import today
 from services.errors import NotFoundError
 from services.stock.access import ensure_stock_access
-from services.stock.decisions import newest_lote
 from services.stock.metrics import RISK_COVER_DAYS
+from services.stock.recommendations import newest_lote
 from services.stock.rules import get_rules, history_days
 from services.stock.transit import count_arriving
 

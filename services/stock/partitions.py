@@ -171,7 +171,7 @@ def request_generation(
 
 def cadence_tick() -> str | None:
     """What the scheduler runs every hour: queue a generation when the cadence says one is due."""
-    from services.stock.decisions import newest_lote
+    from services.stock.recommendations import newest_lote
     from services.stock.rules import get_rules, next_due
 
     ref = today()
@@ -192,8 +192,8 @@ def prepare(context: jobs.JobContext) -> Any:
     # Long on purpose: the steps of one generation's start (cadence, lock, snapshot, estimate,
     # split, queue) share their locals, and read in the order they run.
     from services.stock import engine
-    from services.stock.decisions import newest_lote
     from services.stock.metrics import risk_figures
+    from services.stock.recommendations import newest_lote
     from services.stock.rules import engine_rules, get_rules, next_due
     from services.stock.snapshot import read_inputs
 

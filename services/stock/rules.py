@@ -22,8 +22,8 @@ from services import unique
 from services.clock import today
 from services.errors import FieldError, ValidationFailed
 from services.stock.access import ensure_stock_access
-from services.stock.decisions import newest_lote
 from services.stock.engine_contract import EngineRules
+from services.stock.recommendations import newest_lote
 
 RULES_ID = 1
 PERIODOS = ("7", "14", "30", "60", "90")

@@ -18,7 +18,7 @@ from models.auth import User
 from models.stock import Loja, Produto
 from models.stock_batches import Recomendacao
 from services.stock import catalogue
-from services.stock.decisions import FiltroRecomendacoes, get_lote, list_recomendacoes
+from services.stock.recommendations import FiltroRecomendacoes, get_lote, list_recomendacoes
 
 HEADER = ("SKU", "Produto", "Cor", "Tamanho", "Quantidade", "Destino", "Cidade do destino")
 # What a spreadsheet would run as a formula starts with one of these.

@@ -41,7 +41,7 @@ from models.stock_batches import EM_TRANSITO, AcaoRecomendacao, Recomendacao
 from services.clock import today
 from services.errors import ConflictError, FieldError, ForbiddenError, NotFoundError, ValidationFailed
 from services.stock.access import ensure_stock_access
-from services.stock.decisions import visible_condition
+from services.stock.recommendations import visible_condition
 
 RECEIVERS = ("admin", "planejador", "gerente_loja")
 IMPORT_RECEIVER = "Importação de estoque"  # who the decision log names for a receipt by import

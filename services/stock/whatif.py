@@ -28,8 +28,8 @@ from models.auth import User
 from models.stock_batches import Recomendacao
 from services.clock import today
 from services.stock.access import ensure_stock_access
-from services.stock.decisions import active_condition, newest_lote
 from services.stock.engine_contract import EngineRules
+from services.stock.recommendations import active_condition, newest_lote
 from services.stock.rules import NovasRegras, engine_rules, get_rules, update_rules
 from services.stock.snapshot import read_inputs
 

@@ -1,0 +1,257 @@
+"""Reading recommendations: who sees which, one or a filtered, sorted, searched page of them.
+
+The filter (``FiltroRecomendacoes``) is the API's list query and the batch page's
+controls alike; a ``gerente_loja`` sees only the transfers into or out of its store
+(``visible_condition``), whoever asks.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import and_, case, false, func, or_, select
+from sqlalchemy.orm import aliased
+
+from extensions import db
+from models.auth import User
+from models.stock import Loja, Produto
+from models.stock_batches import STATUS_RECOMENDACAO, Lote, Recomendacao
+from services.errors import (
+    NotFoundError,
+)
+
+LIST_ORDER = (Recomendacao.prioridade_rank, Recomendacao.score.desc(), Recomendacao.posicao, Recomendacao.id)
+# The list order backwards: a list sorted by priority, descending.
+LIST_ORDER_REVERSED = (
+    Recomendacao.prioridade_rank.desc(),
+    Recomendacao.score,
+    Recomendacao.posicao.desc(),
+    Recomendacao.id.desc(),
+)
+
+
+def visible_condition(user: User):
+    """SQL condition on ``Recomendacao`` for what ``user`` may see.
+
+    A ``gerente_loja`` sees the transfers into or out of its own store only (none
+    without a store); every other role sees everything.
+    """
+    if user.papel != "gerente_loja":
+        return None
+    if user.loja_id is None:
+        return false()
+    return or_(Recomendacao.origem_id == user.loja_id, Recomendacao.destino_id == user.loja_id)
+
+
+def scoped(stmt, user: User):
+    cond = visible_condition(user)
+    return stmt if cond is None else stmt.where(cond)
+
+
+def get_lote(lote_id: uuid.UUID) -> Lote:
+    lote = db.session.get(Lote, lote_id)
+    if lote is None:
+        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
+    return lote
+
+
+def newest_lote() -> Lote | None:
+    return db.session.scalar(select(Lote).order_by(Lote.inicio.desc()).limit(1))
+
+
+def get_recomendacao(rid: uuid.UUID, user: User, *, lote_id: uuid.UUID | None = None) -> Recomendacao:
+    """One recommendation the user may see; 404 otherwise (no hint that it exists)."""
+    stmt = scoped(select(Recomendacao).where(Recomendacao.id == rid), user)
+    if lote_id is not None:
+        stmt = stmt.where(Recomendacao.lote_id == lote_id)
+    rec = db.session.scalar(stmt)
+    if rec is None:
+        raise NotFoundError("Recomendação não encontrada", reason="recomendacao_not_found")
+    return rec
+
+
+@dataclass(frozen=True)
+class FiltroRecomendacoes:
+    """What a list of recommendations keeps, in which order, and which page of it.
+
+    The filters match exactly; ``None`` does not filter. ``ordem`` is one of ``SORTS``.
+    """
+
+    lote_id: uuid.UUID | None = None  # the newest batch when None
+    produto_id: uuid.UUID | None = None
+    destino_id: uuid.UUID | None = None
+    origem_id: uuid.UUID | None = None
+    prioridade: str | None = None
+    status: str | None = None
+    tipo_origem: str | None = None
+    vetado: bool | None = None
+    # Words matched, case-insensitively, inside the SKU, the product's name or the origin's
+    # or destination's name or code.
+    q: str | None = None
+    ordem: str = "prioridade"
+    desc: bool = False
+    limite: int | None = None
+    offset: int = 0
+
+
+# The exact-match filters: attribute of ``FiltroRecomendacoes`` and the column it matches.
+FILTER_COLUMNS = (
+    ("produto_id", Recomendacao.produto_id),
+    ("destino_id", Recomendacao.destino_id),
+    ("origem_id", Recomendacao.origem_id),
+    ("prioridade", Recomendacao.prioridade),
+    ("status", Recomendacao.status),
+    ("tipo_origem", Recomendacao.tipo_origem),
+    ("vetado", Recomendacao.vetado),
+)
+# Orders of the list besides its own (``prioridade``); ties keep the list order.
+SORTS = (
+    "prioridade",
+    "score",
+    "quantidade",
+    "ruptura",
+    "produto",
+    "origem",
+    "destino",
+    "distancia",
+    "status",
+)
+
+
+def listed(user: User, filtro: FiltroRecomendacoes):
+    """The statement of the list's rows (``None`` when there is no batch at all)."""
+    lote_id = filtro.lote_id
+    if lote_id is None:
+        lote = newest_lote()
+        if lote is None:
+            return None
+        lote_id = lote.id
+    else:
+        get_lote(lote_id)
+    stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id)
+    for name, column in FILTER_COLUMNS:
+        value = getattr(filtro, name)
+        if value is not None:
+            stmt = stmt.where(column == value)
+    if filtro.q and filtro.q.strip():
+        stmt = stmt.where(search_condition(filtro.q))
+    return scoped(stmt, user)
+
+
+def search_condition(q: str):
+    """SQL condition: every word of ``q`` is in the SKU or name of the product, or in the name
+    or code of the origin or destination (a word may match any of them)."""
+    conditions = []
+    for word in q.lower().split()[:8]:
+        # LIKE's wildcards in the text are matched literally.
+        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+        def like(column, pattern=pattern):
+            return func.lower(column).like(pattern, escape="\\")
+
+        produtos = select(Produto.id).where(or_(like(Produto.sku), like(Produto.nome)))
+        lojas = select(Loja.id).where(or_(like(Loja.nome), like(Loja.codigo)))
+        conditions.append(
+            or_(
+                Recomendacao.produto_id.in_(produtos),
+                Recomendacao.origem_id.in_(lojas),
+                Recomendacao.destino_id.in_(lojas),
+            )
+        )
+    return conditions[0] if len(conditions) == 1 else and_(*conditions)
+
+
+def list_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> list[Recomendacao]:
+    """Recommendations of one batch (``lote_id``, else the newest), filters matching exactly.
+
+    Order: priority (alta, media, baixa), score descending, then the engine's order;
+    ``ordem`` (one of ``SORTS``) and ``desc`` sort by another column, ties in that order.
+    ``vetado`` keeps only the vetoed (or only the other) ones. ``limite``/``offset`` page.
+    """
+    stmt = listed(user, filtro)
+    if stmt is None:
+        return []
+    stmt = _sorted(stmt, filtro.ordem, filtro.desc)
+    return _page(stmt, filtro.limite, filtro.offset)
+
+
+def count_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> int:
+    """How many recommendations ``list_recomendacoes`` finds with ``filtro``, all pages together."""
+    stmt = listed(user, filtro)
+    if stmt is None:
+        return 0
+    return db.session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+
+
+def _sorted(stmt, ordem: str, desc: bool):
+    if ordem == "prioridade":
+        return stmt.order_by(*(LIST_ORDER_REVERSED if desc else LIST_ORDER))
+    keys: tuple
+    if ordem == "produto":
+        stmt = stmt.join(Produto, Produto.id == Recomendacao.produto_id)
+        keys = (_text_key(Produto.nome), _text_key(Recomendacao.tamanho))
+    elif ordem in ("origem", "destino"):
+        loja = aliased(Loja)
+        column = Recomendacao.origem_id if ordem == "origem" else Recomendacao.destino_id
+        stmt = stmt.join(loja, loja.id == column)
+        keys = (_text_key(loja.nome),)
+    elif ordem == "status":
+        # The workflow's order, vetoed ones last.
+        keys = (
+            Recomendacao.vetado,
+            case({s: i for i, s in enumerate(STATUS_RECOMENDACAO)}, value=Recomendacao.status),
+        )
+    else:
+        columns = {
+            "score": Recomendacao.score,
+            "quantidade": Recomendacao.quantidade,
+            "ruptura": Recomendacao.dias_ate_ruptura,
+            "distancia": Recomendacao.distancia_km,
+        }
+        keys = (columns[ordem],)
+    return stmt.order_by(*(key.desc() if desc else key for key in keys), *LIST_ORDER)
+
+
+def _text_key(column):
+    """Case-insensitive, by code point on both databases (PostgreSQL would otherwise use its locale)."""
+    lowered = func.lower(column)
+    return lowered.collate("C") if db.session.get_bind().dialect.name == "postgresql" else lowered
+
+
+def lote_recomendacoes(
+    lote_id: uuid.UUID, user: User, *, ativas: bool = False, limite: int | None = None, offset: int = 0
+) -> list[Recomendacao]:
+    get_lote(lote_id)
+    stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id)
+    if ativas:
+        stmt = stmt.where(active_condition())
+    return _page(scoped(stmt, user).order_by(*LIST_ORDER), limite, offset)
+
+
+def _page(stmt, limite: int | None, offset: int) -> list[Recomendacao]:
+    stmt = stmt.offset(offset)
+    if limite is not None:
+        stmt = stmt.limit(limite)
+    return list(db.session.scalars(stmt))
+
+
+def active_condition():
+    """Active = neither vetoed nor refused (``ativas=true``)."""
+    return (Recomendacao.vetado == false()) & (Recomendacao.status != "recusada")
+
+
+def distinct_values(lote_id: uuid.UUID, user: User) -> tuple[set[uuid.UUID], set[uuid.UUID], set[uuid.UUID]]:
+    """The origins, destinations and products of the batch's recommendations ``user`` may see."""
+    get_lote(lote_id)
+    stmt = select(Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.produto_id).where(
+        Recomendacao.lote_id == lote_id
+    )
+    origens: set[uuid.UUID] = set()
+    destinos: set[uuid.UUID] = set()
+    produtos: set[uuid.UUID] = set()
+    for origem, destino, produto in db.session.execute(scoped(stmt, user).distinct()):
+        origens.add(origem)
+        destinos.add(destino)
+        produtos.add(produto)
+    return origens, destinos, produtos
