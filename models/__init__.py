@@ -19,10 +19,12 @@ from models.tracker import (
     TitleTerm,
     Workspace,
 )
+from models.tracker_audit import AuditEvent
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
 
 __all__ = [
     "AcaoRecomendacao",
+    "AuditEvent",
     "Campanha",
     "Comment",
     "Estoque",

@@ -41,7 +41,7 @@ from blueprints.pages.tracker_common import (
 from blueprints.pages.tracker_issue import issue_block
 from models.tracker import ISSUE_TYPES
 from schemas.tracker.collab import OrganizationCreate
-from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
+from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueUpdate
 from schemas.tracker.tenancy import ProjectCreate, WorkspaceCreate
 from services.errors import DomainError
 from services.tracker import accounts, issues, organizations, workspaces
@@ -270,7 +270,7 @@ def card_response(page: ProjectView, slug: str, issue: IssueView, status: int = 
 def move_issue(slug: str, project_id: uuid.UUID, key: str):
     """Change an issue's status (a card dropped on a column, or the card's status select)."""
     try:
-        changes = IssueWrite().load({"status_id": request.form.get("status_id", "")})
+        changes = IssueUpdate().load({"status_id": request.form.get("status_id", "")})
         issue = issues.update_issue(current_user, slug, project_id, key, changes)
     except ValidationError:
         return error_fragment(_("Escolha um status válido."), 422)
