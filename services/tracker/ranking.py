@@ -27,7 +27,7 @@ RANK_STEP = 65536
 RANK_LIMIT = 2**62
 
 
-def _refuse(field: str, message: str, reason: str) -> ValidationFailed:
+def _refuse(field: str, message: str, *, reason: str) -> ValidationFailed:
     return ValidationFailed([FieldError(("body", field), message, reason=reason)])
 
 
@@ -44,7 +44,7 @@ def top_rank(project_id: uuid.UUID) -> int:
 def _neighbour_rank(project_id: uuid.UUID, issue_id: uuid.UUID, field: str) -> int:
     rank = db.session.scalar(select(Issue.rank).where(Issue.id == issue_id, Issue.project_id == project_id))
     if rank is None:
-        raise _refuse(field, "No such issue in this project", "rank_neighbour_not_in_project")
+        raise _refuse(field, "No such issue in this project", reason="rank_neighbour_not_in_project")
     return rank
 
 
@@ -61,7 +61,9 @@ def _gap(
     if low is not None and high is not None:
         if low >= high:
             raise _refuse(
-                "after_id", "after_id must come before before_id on the board", "rank_neighbours_out_of_order"
+                "after_id",
+                "after_id must come before before_id on the board",
+                reason="rank_neighbours_out_of_order",
             )
         return low, high
     if high is not None:
@@ -94,12 +96,12 @@ def place(
     """Give the issue an explicit ``rank``, or put it right before ``before_id`` and/or after
     ``after_id`` (issues of the same project)."""
     if rank is not None and (before_id is not None or after_id is not None):
-        raise _refuse("rank", "Give either rank or before_id/after_id", "rank_and_neighbours")
+        raise _refuse("rank", "Give either rank or before_id/after_id", reason="rank_and_neighbours")
     if issue.id in (before_id, after_id):
         raise _refuse(
             "before_id" if before_id == issue.id else "after_id",
             "An issue cannot be placed next to itself",
-            "rank_next_to_itself",
+            reason="rank_next_to_itself",
         )
     lock_board(issue.project_id)
     if rank is None:
