@@ -17,6 +17,10 @@ from tests.tracker.support import (
 )
 
 
+def bulk_path(tenant, project: dict) -> str:
+    return f"/tracker/w/{tenant.slug}/p/{project['id']}/bulk-edit"
+
+
 def column_order(html: str, status_id: str) -> list[str]:
     column = html.split(f'id="cards-{status_id}"')[1].split("</ol>")[0]
     return re.findall(r'data-key="([A-Z]+-\d+)"', column)
@@ -88,7 +92,7 @@ def test_bulk_edit_from_the_list(client):
     page = client.get(list_path(owner, project), query_string={"q": "issue"}).get_data(as_text=True)
     assert 'id="bulk-form"' in page and 'name="keys" value="WEB-2"' in page
     response = client.post(
-        f"{list_path(owner, project)}/bulk",
+        bulk_path(owner, project),
         data={
             "keys": ["WEB-1", "WEB-3"],
             "status_id": done,
@@ -111,7 +115,7 @@ def test_bulk_edit_from_the_list(client):
         assert ([label_["name"] for label_ in issue["labels"]] == ["urgente"]) is expected
     # Unassign everyone, without htmx: back to the list with its filters.
     plain = client.post(
-        f"{list_path(owner, project)}/bulk",
+        bulk_path(owner, project),
         data={"keys": ["WEB-1", "WEB-3"], "assignee_id": "none", "list_query": "q=issue"},
         headers=csrf,
     )
@@ -121,13 +125,11 @@ def test_bulk_edit_from_the_list(client):
         is None
     )
     # Nothing selected, or nothing to change, is said in place.
-    none_picked = client.post(
-        f"{list_path(owner, project)}/bulk", data={"priority": "high"}, headers={**csrf, **HX}
-    )
+    none_picked = client.post(bulk_path(owner, project), data={"priority": "high"}, headers={**csrf, **HX})
     assert none_picked.status_code == 422 and "Selecione pelo menos uma issue." in none_picked.get_data(
         as_text=True
     )
-    nothing = client.post(f"{list_path(owner, project)}/bulk", data={"keys": "WEB-1"}, headers={**csrf, **HX})
+    nothing = client.post(bulk_path(owner, project), data={"keys": "WEB-1"}, headers={**csrf, **HX})
     assert nothing.status_code == 422 and "Escolha pelo menos uma alteração." in nothing.get_data(
         as_text=True
     )
@@ -142,7 +144,7 @@ def test_viewers_get_no_bulk_form_and_cannot_post_it(client):
     csrf = sign_in(client, viewer)
     assert 'id="bulk-form"' not in client.get(list_path(owner, project)).get_data(as_text=True)
     refused = client.post(
-        f"{list_path(owner, project)}/bulk",
+        bulk_path(owner, project),
         data={"keys": "WEB-1", "priority": "high"},
         headers={**csrf, **HX},
     )
@@ -155,7 +157,7 @@ def test_viewers_get_no_bulk_form_and_cannot_post_it(client):
     csrf = sign_in(client, stranger)
     assert (
         client.post(
-            f"{list_path(owner, project)}/bulk",
+            bulk_path(owner, project),
             data={"keys": "WEB-1", "priority": "high"},
             headers={**csrf, **HX},
         ).status_code

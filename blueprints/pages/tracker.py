@@ -435,7 +435,7 @@ def _bulk_changes(form) -> dict:
     return changes
 
 
-@blp.route("/w/<slug>/p/<uuid:project_id>/issues/bulk", methods=["POST"])
+@blp.route("/w/<slug>/p/<uuid:project_id>/bulk-edit", methods=["POST"])
 @page_login_required()
 def bulk_edit(slug: str, project_id: uuid.UUID):
     """Change the selected issues of the list at once; the list comes back as it was filtered."""

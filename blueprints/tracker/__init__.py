@@ -14,6 +14,7 @@ def api_blueprints() -> list:
         tenancy.invitations_blp,
         tenancy.blp,
         issues.blp,
+        issues.bulk_blp,
         collab.blp,
         collab.notifications_blp,
         admin.blp,

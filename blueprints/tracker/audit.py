@@ -15,13 +15,16 @@ blp = Blueprint(
     "tracker_audit", __name__, url_prefix="/organizations", description="The organization's audit log"
 )
 
+# The JSON page and, with ``format=csv``, the CSV download (the decorator's content alone
+# would be replaced by this one, so both are listed).
 CSV_RESPONSE = {
     "200": {
         "content": {
+            "application/json": {"schema": AuditLogPage},
             "text/csv": {
                 "schema": {"type": "string"},
                 "example": "id,created_at,actor_id,actor_name,action,target_type,target_id,target_name,details\r\n",
-            }
+            },
         }
     }
 }

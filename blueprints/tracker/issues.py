@@ -31,6 +31,13 @@ blp = Blueprint(
 )
 
 
+bulk_blp = Blueprint(
+    "tracker_bulk_edit",
+    __name__,
+    url_prefix="/workspaces/<slug>/projects/<uuid:project_id>",
+    description="Many issues changed at once",
+)
+
 _errors = partial(error_responses, blp)
 
 
@@ -70,26 +77,6 @@ def list_issues(query, slug, project_id):
     `per_page` defaults to 50 and is clamped to 100; `total` counts every match.
     """
     return issues.list_issues(current_user, slug, project_id, query)
-
-
-@blp.route("/bulk", methods=["POST"])
-@auth_required()
-@blp.arguments(BulkUpdate, error_status_code=400)
-@blp.response(200, BulkResult)
-@_errors(400, 403, 404)
-def bulk_update(body, slug, project_id):
-    """Change many issues of the project at once: `{keys: ["WEB-1", ...], changes: {...}}`.
-
-    `changes` takes `status_id`, `assignee_id` (`null` unassigns), `priority`,
-    `add_label_ids` and `remove_label_ids`; at least one. Every issue gets the
-    same changes in one transaction: an unknown key (400 naming it), a status
-    or label of another project, or an assignee outside the organization
-    refuses the whole edit and nothing changes. Each issue's history records
-    its own changes, and assignees and followers are notified as for a single
-    edit. Answers `{updated}`: the issues that actually changed. Members, admins
-    and owners; viewers get 403.
-    """
-    return {"updated": issues.bulk_update(current_user, slug, project_id, body["keys"], body["changes"])}
 
 
 @blp.route("/<key>", methods=["GET"])
@@ -160,3 +147,26 @@ def create_relation(body, slug, project_id, key):
 def delete_relation(slug, project_id, key, relation_id):
     """Delete a relation of this issue and its inverse."""
     relations.delete_relation(current_user, slug, project_id, key, relation_id)
+
+
+@bulk_blp.route("/bulk-edit", methods=["POST"])
+@auth_required()
+@bulk_blp.arguments(BulkUpdate, error_status_code=400)
+@bulk_blp.response(200, BulkResult)
+@error_responses(bulk_blp, 400, 403, 404)
+def bulk_update(body, slug, project_id):
+    """Change many issues of the project at once: `{keys: ["WEB-1", ...], changes: {...}}`.
+
+    `changes` takes `status_id`, `assignee_id` (`null` unassigns), `priority`,
+    `add_label_ids` and `remove_label_ids`; at least one. Every issue gets the
+    same changes in one transaction: an unknown key (400 naming it), a status
+    or label of another project, or an assignee outside the organization
+    refuses the whole edit and nothing changes. Each issue's history records
+    its own changes, and assignees and followers are notified as for a single
+    edit. Answers `{updated}`: the issues that actually changed. Members, admins
+    and owners; viewers get 403.
+
+    The path is `…/projects/{project_id}/bulk-edit` rather than `…/issues/bulk`,
+    which would also read as the issue whose key is `bulk`.
+    """
+    return {"updated": issues.bulk_update(current_user, slug, project_id, body["keys"], body["changes"])}

@@ -11,6 +11,7 @@ from tests.tracker.support import (
     make_issue,
     make_label,
     make_project,
+    project_url,
     register,
     statuses,
 )
@@ -18,7 +19,7 @@ from tests.tracker.support import (
 
 def bulk(client, tenant, project, keys, changes, who=None):
     return client.post(
-        issues_url(tenant, project) + "/bulk",
+        project_url(tenant, project) + "/bulk-edit",
         json={"keys": keys, "changes": changes},
         headers=(who or tenant).headers,
     )
