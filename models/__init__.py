@@ -19,11 +19,13 @@ from models.tracker import (
     TitleTerm,
     Workspace,
 )
+from models.tracker_audit import AuditEvent
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
 from models.tracker_webhooks import Webhook, WebhookDelivery
 
 __all__ = [
     "AcaoRecomendacao",
+    "AuditEvent",
     "Campanha",
     "Comment",
     "Estoque",

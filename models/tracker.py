@@ -250,6 +250,8 @@ class Issue(UUIDPrimaryKey, CreatedAt, db.Model):
         Index("ix_issues_project_updated", "project_id", "updated_at"),
         Index("ix_issues_project_priority", "project_id", "priority", "created_at"),
         Index("ix_issues_project_due", "project_id", "due_date"),
+        # The board's order (``order_by=rank``).
+        Index("ix_issues_project_rank", "project_id", "rank"),
         # Filter indexes; their trailing columns let the list's total be counted
         # from the index alone (index-only scans) for the common combinations.
         Index("ix_issues_project_status", "project_id", "status_id", "priority", "created_at"),
@@ -289,6 +291,9 @@ class Issue(UUIDPrimaryKey, CreatedAt, db.Model):
     start_date: Mapped[date | None] = mapped_column(Date, nullable=True)
     due_date: Mapped[date | None] = mapped_column(Date, nullable=True)
     estimate: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Position on the board, smaller first: spaced integers, a move takes the midpoint of its
+    # neighbours and the project is renumbered when a gap runs out (services.tracker.ranking).
+    rank: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
     )

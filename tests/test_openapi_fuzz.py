@@ -119,6 +119,10 @@ DOMAIN_REJECTIONS: dict[str, tuple[int, ...]] = {
     f"PATCH {API}/workspaces/{{slug}}/projects/{{project_id}}/issues/{{key}}": (400,),
     # related_issue_id that names no issue of the organization
     f"POST {API}/workspaces/{{slug}}/projects/{{project_id}}/issues/{{key}}/relations": (400,),
+    # a key naming no issue of the project, references outside it, no change at all
+    f"POST {API}/workspaces/{{slug}}/projects/{{project_id}}/bulk-edit": (400,),
+    # until before since
+    f"GET {API}/organizations/{{organization_id}}/audit-log": (400,),
 }
 
 

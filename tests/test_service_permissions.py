@@ -74,6 +74,31 @@ def test_tracker_services_refuse_members_and_strangers(ctx):
         workspaces.create_project(stranger, workspace.slug, {"name": "P", "key": "PP", "description": None})
 
 
+def test_tracker_audit_log_and_bulk_edit_refuse_members_and_strangers(ctx):
+    from services.tracker import audit, issues, plans
+
+    owner = make_user(papel=None)
+    organization = accounts.create_organization("Loja", owner)
+    plans.assign_plan(organization, "enterprise")
+    workspace = accounts.create_workspace(organization, "Loja")
+    project = workspaces.create_project(
+        owner, workspace.slug, {"name": "P", "key": "PP", "description": None}
+    )
+    issues.create_issue(owner, workspace.slug, project.id, {"title": "Uma"})
+    viewer, stranger = make_user(papel=None), make_user(papel=None)
+    organizations.invite(owner, organization.id, viewer.email, "viewer")
+    organizations.accept_invitation(viewer, organizations.my_invitations(viewer)[0].id)
+
+    for actor, refusal in ((viewer, ForbiddenError), (stranger, NotFoundError)):
+        with pytest.raises(refusal):
+            audit.list_events(actor, organization.id, audit.AuditFilter())
+        with pytest.raises(refusal):
+            audit.export_csv(actor, organization.id, audit.AuditFilter())
+        with pytest.raises(refusal):
+            issues.bulk_update(actor, workspace.slug, project.id, ["PP-1"], {"priority": "high"})
+    assert audit.list_events(owner, organization.id, audit.AuditFilter()).total > 0
+
+
 def test_platform_administration_refuses_anyone_but_a_superadmin(ctx):
     from services.tracker import admin
 

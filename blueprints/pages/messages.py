@@ -68,6 +68,19 @@ REASON_TEXT = {
     "due_before_start": _l("O prazo não pode ser anterior ao início."),
     "project_without_status": _l("O projeto não tem nenhum status."),
     "title_required": _l("Campo obrigatório."),
+    # tracker: board order and bulk edit
+    "rank_neighbour_not_in_project": _l("A issue vizinha precisa ser deste projeto."),
+    "rank_neighbours_out_of_order": _l("A issue de cima precisa vir antes da de baixo no quadro."),
+    "rank_and_neighbours": _l("Informe a posição ou as issues vizinhas, não os dois."),
+    "rank_next_to_itself": _l("Uma issue não pode ficar ao lado de si mesma."),
+    "bulk_without_changes": _l("Escolha pelo menos uma alteração."),
+    "bulk_label_both": _l("Uma etiqueta não pode ser adicionada e removida ao mesmo tempo."),
+    "bulk_issue_not_found": _l("Alguma das issues escolhidas não existe mais neste projeto."),
+    # tracker: plan features and the audit log
+    "audit_until_before_since": _l("A data final não pode ser anterior à inicial."),
+    "feature_not_in_plan": _l(
+        "O plano desta organização não inclui este recurso; ele faz parte dos planos %(plans)s."
+    ),
     "related_issue_not_found": _l("Issue não encontrada nesta organização."),
     "self_relation": _l("Uma issue não pode se relacionar com ela mesma."),
     "already_related": _l("Essas issues já estão relacionadas."),

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
+from urllib.parse import parse_qsl, urlencode
 
 from flask import Response, redirect, request, url_for
 from flask_babel import format_date
@@ -18,6 +19,7 @@ from flask_babel import gettext as _
 from flask_jwt_extended import current_user
 from markupsafe import Markup
 from marshmallow import ValidationError
+from werkzeug.datastructures import MultiDict
 
 from blueprints.pages.common import (
     after_change,
@@ -41,7 +43,7 @@ from blueprints.pages.tracker_common import (
 from blueprints.pages.tracker_issue import issue_block
 from models.tracker import ISSUE_TYPES
 from schemas.tracker.collab import OrganizationCreate
-from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
+from schemas.tracker.issues import BulkUpdate, IssueCreate, IssueListQuery, IssueUpdate
 from schemas.tracker.tenancy import ProjectCreate, WorkspaceCreate
 from services.errors import DomainError
 from services.tracker import accounts, issues, organizations, workspaces
@@ -234,7 +236,8 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
     page = load_project(slug, project_id)
     q = request.args.get("q", "").strip()[:200]
     mine = request.args.get("mine") == "1"
-    filters = {"q": q, "order_by": "priority", "order": "desc"}
+    # Each column reads top to bottom in the order people dragged the cards into.
+    filters = {"q": q, "order_by": "rank", "order": "asc"}
     if mine:
         filters["assignee_id"] = current_user.id
     found, truncated = all_issues(slug, project_id, filters)
@@ -268,9 +271,14 @@ def card_response(page: ProjectView, slug: str, issue: IssueView, status: int = 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/move", methods=["POST"])
 @page_login_required()
 def move_issue(slug: str, project_id: uuid.UUID, key: str):
-    """Change an issue's status (a card dropped on a column, or the card's status select)."""
+    """Move a card: to another status (dropped on a column, or the card's status select) and/or
+    to its place in the column (``before_id``: the card now below it, ``after_id``: above it)."""
+    fields = ("status_id", "before_id", "after_id")
+    data = {name: request.form[name].strip() for name in fields if request.form.get(name, "").strip()}
     try:
-        changes = IssueWrite().load({"status_id": request.form.get("status_id", "")})
+        if not data:
+            raise ValidationError({"status_id": ["Missing data for required field."]})
+        changes = IssueUpdate().load(data)
         issue = issues.update_issue(current_user, slug, project_id, key, changes)
     except ValidationError:
         return error_fragment(_("Escolha um status válido."), 422)
@@ -342,25 +350,23 @@ LIST_MULTI = ("status_id", "priority", "type", "label_id")
 LIST_SINGLE = ("assignee_id", "parent_id", "q", "order_by", "order", "page", "per_page")
 
 
-def list_args() -> dict:
-    """The query string as the API's list query reads it (repeated keys are lists)."""
+def list_args(source=None) -> dict:
+    """The query string (or ``source``) as the API's list query reads it (repeated keys are lists)."""
+    source = request.args if source is None else source
     args: dict = {}
     for name in LIST_MULTI:
-        values = [v for v in request.args.getlist(name) if v.strip()]
+        values = [v for v in source.getlist(name) if v.strip()]
         if values:
             args[name] = values
     for name in LIST_SINGLE:
-        value = request.args.get(name, "").strip()
+        value = source.get(name, "").strip()
         if value:
             args[name] = value
     return args
 
 
-@blp.route("/w/<slug>/p/<uuid:project_id>/issues")
-@page_login_required()
-def issue_list(slug: str, project_id: uuid.UUID):
+def _list_page(slug: str, project_id: uuid.UUID, raw: dict, *, status: int = 200, **extra) -> Response:
     page = load_project(slug, project_id)
-    raw = list_args()
     errors: dict = {}
     result = None
     try:
@@ -380,22 +386,76 @@ def issue_list(slug: str, project_id: uuid.UUID):
         "type": [(t, str(TYPE_TEXT[t])) for t in ISSUE_TYPES],
         "label": [(str(label.id), label.name) for label in labels],
     }
-    return render_page(
-        "tracker/list.html",
-        "issue_results",
-        status=400 if errors else 200,
-        page=page,
-        project=page.project,
-        slug=slug,
-        filters=filters,
-        raw=raw,
-        base_args=base_args,
-        result=result,
-        errors=errors,
-        members=members,
-        labels=labels,
-        parent=parent,
-        options=options,
-        page_sizes=LIST_PAGE_SIZES,
-        issues_url=url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
-    )
+    context = {
+        "page": page,
+        "project": page.project,
+        "slug": slug,
+        "filters": filters,
+        "raw": raw,
+        "base_args": base_args,
+        "result": result,
+        "errors": errors,
+        "members": members,
+        "labels": labels,
+        "parent": parent,
+        "options": options,
+        "page_sizes": LIST_PAGE_SIZES,
+        "issues_url": url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
+        "list_query": urlencode(raw, doseq=True),
+        "bulk": {"done": None, "error": None, "form": {}},
+        **extra,
+    }
+    return render_page("tracker/list.html", "issue_results", status=400 if errors else status, **context)
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/issues")
+@page_login_required()
+def issue_list(slug: str, project_id: uuid.UUID):
+    return _list_page(slug, project_id, list_args())
+
+
+BULK_FIELDS = ("status_id", "assignee_id", "priority", "add_label_ids", "remove_label_ids")
+NO_ASSIGNEE = "none"
+
+
+def _bulk_changes(form) -> dict:
+    """The bulk form's choices as the API's ``changes``: an empty select changes nothing;
+    ``none`` as the assignee unassigns."""
+    changes: dict = {}
+    for name in ("status_id", "priority"):
+        if form.get(name, "").strip():
+            changes[name] = form[name].strip()
+    assignee = form.get("assignee_id", "").strip()
+    if assignee:
+        changes["assignee_id"] = None if assignee == NO_ASSIGNEE else assignee
+    for name in ("add_label_ids", "remove_label_ids"):
+        values = [v.strip() for v in form.getlist(name) if v.strip()]
+        if values:
+            changes[name] = values
+    return changes
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/bulk-edit", methods=["POST"])
+@page_login_required()
+def bulk_edit(slug: str, project_id: uuid.UUID):
+    """Change the selected issues of the list at once; the list comes back as it was filtered."""
+    raw = list_args(MultiDict(parse_qsl(request.form.get("list_query", ""), keep_blank_values=False)))
+    chosen = {name: request.form.get(name, "") for name in ("status_id", "assignee_id", "priority")}
+    chosen["add_label_ids"] = request.form.getlist("add_label_ids")
+    chosen["remove_label_ids"] = request.form.getlist("remove_label_ids")
+    keys = [key.strip() for key in request.form.getlist("keys") if key.strip()]
+    if not keys:
+        bulk = {"done": None, "error": _("Selecione pelo menos uma issue."), "form": chosen, "picked": []}
+        return _list_page(slug, project_id, raw, status=422, bulk=bulk)
+    try:
+        body = BulkUpdate().load({"keys": keys, "changes": _bulk_changes(request.form)})
+        updated = issues.bulk_update(current_user, slug, project_id, body["keys"], body["changes"])
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        bulk = {"done": None, "error": refusal.message, "form": chosen, "picked": keys}
+        return _list_page(slug, project_id, raw, status=refusal.status, bulk=bulk)
+    if not wants_fragment():
+        target = url_for("tracker_pages.issue_list", slug=slug, project_id=project_id)
+        query = urlencode(raw, doseq=True)
+        return redirect(f"{target}?{query}" if query else target, code=303)
+    return _list_page(slug, project_id, raw, bulk={"done": updated, "error": None, "form": {}})

@@ -48,6 +48,7 @@ ORDER_TEXT = {
     "updated_at": _l("Atualização"),
     "priority": _l("Prioridade"),
     "due_date": _l("Prazo"),
+    "rank": _l("Ordem do quadro"),
 }
 # Urgent first, as people scan a board.
 PRIORITY_ORDER = tuple(reversed(PRIORITIES))

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
-    from blueprints.tracker import admin, auth, collab, issues, jobs, tenancy, webhooks
+    from blueprints.tracker import admin, audit, auth, collab, issues, jobs, tenancy, webhooks
 
     return [
         auth.blp,
         tenancy.orgs_blp,
+        audit.blp,
         tenancy.invitations_blp,
         tenancy.blp,
         issues.blp,
+        issues.bulk_blp,
         collab.blp,
         collab.notifications_blp,
         admin.blp,

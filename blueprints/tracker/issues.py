@@ -10,12 +10,14 @@ from blueprints.common import auth_required
 from blueprints.parsing import Blueprint
 from blueprints.tracker.docs import error_responses
 from schemas.tracker.issues import (
+    BulkResult,
+    BulkUpdate,
     Issue,
     IssueCreate,
     IssueDetail,
     IssueListQuery,
     IssuePage,
-    IssueWrite,
+    IssueUpdate,
     Relation,
     RelationCreate,
 )
@@ -28,6 +30,13 @@ blp = Blueprint(
     description="Issues and relations",
 )
 
+
+bulk_blp = Blueprint(
+    "tracker_bulk_edit",
+    __name__,
+    url_prefix="/workspaces/<slug>/projects/<uuid:project_id>",
+    description="Many issues changed at once",
+)
 
 _errors = partial(error_responses, blp)
 
@@ -62,8 +71,9 @@ def list_issues(query, slug, project_id):
     the values matches; `label_id`: issues carrying any of the labels).
     `q` searches titles, case-insensitively. `order_by` is `created_at`
     (default), `updated_at`, `priority` (by urgency: `urgent` first when
-    descending) or `due_date` (issues without one last); `order` defaults to
-    `desc`; ties are broken by creation, newest first when descending.
+    descending), `due_date` (issues without one last) or `rank` (board order); `order`
+    defaults to `desc` (`asc` for `rank`); ties are broken by creation, newest
+    first when descending (by number for `rank`).
     `per_page` defaults to 50 and is clamped to 100; `total` counts every match.
     """
     return issues.list_issues(current_user, slug, project_id, query)
@@ -80,7 +90,7 @@ def get_issue(slug, project_id, key):
 
 @blp.route("/<key>", methods=["PATCH"])
 @auth_required()
-@blp.arguments(IssueWrite, error_status_code=400)
+@blp.arguments(IssueUpdate, error_status_code=400)
 @blp.response(200, IssueDetail)
 @_errors(400, 402, 403, 404)
 def update_issue(body, slug, project_id, key):
@@ -90,6 +100,14 @@ def update_issue(body, slug, project_id, key):
     as on create (400 with `details`), and a `parent_id` that is the issue
     itself or one of its descendants is refused (400). Growing the text past
     the plan's storage answers 402.
+
+    Board order: `before_id` puts the issue right above that issue of the
+    project, `after_id` right below it (both: between them; `after_id` must then
+    come first), or `rank` sets the position itself. Ranks are integers, smaller
+    first, project-wide (a column shows its issues in that order); new issues
+    go to the top. Moves are serialised per project, so two people dropping
+    cards at once both land where they dropped them. Neighbours outside the
+    project, the issue itself, or `rank` together with a neighbour are 400.
     """
     return issues.update_issue(current_user, slug, project_id, key, body)
 
@@ -129,3 +147,26 @@ def create_relation(body, slug, project_id, key):
 def delete_relation(slug, project_id, key, relation_id):
     """Delete a relation of this issue and its inverse."""
     relations.delete_relation(current_user, slug, project_id, key, relation_id)
+
+
+@bulk_blp.route("/bulk-edit", methods=["POST"])
+@auth_required()
+@bulk_blp.arguments(BulkUpdate, error_status_code=400)
+@bulk_blp.response(200, BulkResult)
+@error_responses(bulk_blp, 400, 403, 404)
+def bulk_update(body, slug, project_id):
+    """Change many issues of the project at once: `{keys: ["WEB-1", ...], changes: {...}}`.
+
+    `changes` takes `status_id`, `assignee_id` (`null` unassigns), `priority`,
+    `add_label_ids` and `remove_label_ids`; at least one. Every issue gets the
+    same changes in one transaction: an unknown key (400 naming it), a status
+    or label of another project, or an assignee outside the organization
+    refuses the whole edit and nothing changes. Each issue's history records
+    its own changes, and assignees and followers are notified as for a single
+    edit. Answers `{updated}`: the issues that actually changed. Members, admins
+    and owners; viewers get 403.
+
+    The path is `…/projects/{project_id}/bulk-edit` rather than `…/issues/bulk`,
+    which would also read as the issue whose key is `bulk`.
+    """
+    return {"updated": issues.bulk_update(current_user, slug, project_id, body["keys"], body["changes"])}

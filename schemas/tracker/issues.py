@@ -10,8 +10,10 @@ from schemas.common import TrackerSchema
 from schemas.fields import Integer, List, Text, choice
 from schemas.tracker.common import MAX_INT, PageQuery, markdown_field
 from schemas.tracker.tenancy import Label
+from services.tracker.issues import MAX_BULK
+from services.tracker.ranking import RANK_LIMIT
 
-ORDER_BY = ("created_at", "updated_at", "priority", "due_date")
+ORDER_BY = ("created_at", "updated_at", "priority", "due_date", "rank")
 MAX_LABELS = 50
 MAX_FILTER_VALUES = 50  # repeated values of one list filter
 
@@ -34,6 +36,50 @@ class IssueWrite(TrackerSchema):
 
 class IssueCreate(IssueWrite):
     title = Text(required=True, min_length=1, max_length=500)
+
+
+class IssueUpdate(IssueWrite):
+    """PATCH: the editable fields and the issue's place on the board."""
+
+    rank = Integer(
+        minimum=-RANK_LIMIT,
+        maximum=RANK_LIMIT,
+        metadata={"description": "An explicit board position (smaller first); not with before_id/after_id"},
+    )
+    before_id = fields.UUID(
+        metadata={"description": "Put the issue right before (above) this issue of the project"}
+    )
+    after_id = fields.UUID(
+        metadata={"description": "Put the issue right after (below) this issue of the project"}
+    )
+
+
+class BulkChanges(TrackerSchema):
+    status_id = fields.UUID()
+    assignee_id = fields.UUID(allow_none=True, metadata={"description": "null unassigns"})
+    priority = choice(PRIORITIES)
+    add_label_ids = List(fields.UUID(), max_items=MAX_LABELS, metadata={"description": "Labels to add"})
+    remove_label_ids = List(
+        fields.UUID(), max_items=MAX_LABELS, metadata={"description": "Labels to take off"}
+    )
+
+
+class BulkUpdate(TrackerSchema):
+    keys = List(
+        Text(min_length=1, max_length=30),
+        required=True,
+        min_items=1,
+        max_items=MAX_BULK,
+        metadata={"description": "Issue keys of this project (`WEB-12`), at most 100"},
+    )
+    changes = fields.Nested(BulkChanges, required=True)
+
+
+class BulkResult(ma.Schema):
+    updated = fields.Integer(
+        required=True,
+        metadata={"description": "Issues that changed (those already as asked are not counted)"},
+    )
 
 
 class IssueListQuery(PageQuery):
@@ -62,7 +108,10 @@ class IssueListQuery(PageQuery):
         },
     )
     order_by = choice(ORDER_BY, load_default="created_at")
-    order = choice(("asc", "desc"), load_default="desc")
+    order = choice(
+        ("asc", "desc"),
+        metadata={"description": "Default `desc`, except `asc` for `order_by=rank` (top of the board first)"},
+    )
 
 
 class StatusRef(ma.Schema):
@@ -105,6 +154,9 @@ class Issue(ma.Schema):
     start_date = fields.Date(allow_none=True)
     due_date = fields.Date(allow_none=True)
     estimate = fields.Integer(allow_none=True)
+    rank = fields.Integer(
+        required=True, metadata={"description": "Board position within the project, smaller first"}
+    )
     created_by = fields.Nested(Creator, allow_none=True)
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime(required=True)

@@ -20,7 +20,7 @@ from models.base import utcnow
 from models.tracker import Membership, Organization, Workspace
 from services import auth as auth_service
 from services import identity, unique
-from services.tracker import plans
+from services.tracker import audit, plans
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 T = TypeVar("T")
@@ -80,6 +80,15 @@ def create_organization(name: str, owner: User, plan_id: str = plans.DEFAULT_PLA
     organization = _insert_with_free_slug(Organization, "uq_organizations_slug", name, build)
     db.session.add(Membership(organization_id=organization.id, user_id=owner.id, role="owner"))
     db.session.flush()
+    audit.record(
+        organization.id,
+        owner,
+        "organization.created",
+        "organization",
+        organization.id,
+        organization.name,
+        {"new": {"plan": organization.plan_id}},
+    )
     return organization
 
 

@@ -21,7 +21,7 @@ from models.tracker import Issue, Membership, Organization, Project, Status, Wor
 from services import auth as auth_service
 from services.errors import ForbiddenError, NotFoundError
 from services.text import contains_any
-from services.tracker import plans
+from services.tracker import audit, plans
 from services.tracker.accounts import account_fields
 from services.tracker.workspaces import apply_workspace_changes
 
@@ -235,14 +235,42 @@ def update_organization(actor: User, organization_id: uuid.UUID, changes: dict) 
     organization = _existing(
         Organization, organization_id, "Organization not found", not_found_reason="organization_not_found"
     )
+    was = {"plan": organization.plan_id, "suspended": organization.suspended, "name": organization.name}
     if "plan" in changes:
         plans.assign_plan(organization, changes["plan"])
     if "suspended" in changes:
         organization.suspended = changes["suspended"]
     if "name" in changes:
         organization.name = changes["name"]
+    _audit_organization_change(actor, organization, was, "plan" in changes)
     db.session.flush()
     return organization_row(organization.id)
+
+
+def _audit_organization_change(
+    actor: User, organization: Organization, was: dict, plan_assigned: bool
+) -> None:
+    """The organization's log tells its owners what the platform changed: plan, suspension, name."""
+    now = {"plan": organization.plan_id, "suspended": organization.suspended, "name": organization.name}
+
+    def log(action: str, field: str) -> None:
+        audit.record(
+            organization.id,
+            actor,
+            action,
+            "organization",
+            organization.id,
+            organization.name,
+            {"old": {field: was[field]}, "new": {field: now[field]}},
+        )
+
+    # Assigning the same plan again still copies its current limits: recorded too.
+    if plan_assigned:
+        log("plan.changed", "plan")
+    if now["suspended"] != was["suspended"]:
+        log("organization.suspended" if now["suspended"] else "organization.reactivated", "suspended")
+    if now["name"] != was["name"]:
+        log("organization.renamed", "name")
 
 
 def _workspace_row(workspace: Workspace, project_count: int, issue_count: int) -> dict:
@@ -299,5 +327,5 @@ def update_workspace(actor: User, workspace_id: uuid.UUID, changes: dict) -> dic
     workspace = _existing(
         Workspace, workspace_id, "Workspace not found", not_found_reason="workspace_not_found"
     )
-    apply_workspace_changes(workspace, changes)
+    apply_workspace_changes(workspace, changes, actor)
     return workspace_row(workspace.id)

@@ -22,7 +22,7 @@ from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import activity, notifications, plans, search, webhooks
+from services.tracker import activity, notifications, plans, ranking, search, webhooks
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
@@ -194,6 +194,8 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
         project_id=project.id,
         organization_id=project.organization_id,
         number=_next_number(project.id, text_bytes),
+        # The project row is locked by ``_next_number``: no other issue takes this rank meanwhile.
+        rank=ranking.top_rank(project.id),
         title=data["title"],
         description=data.get("description"),
         type=data.get("type") or "task",
@@ -272,13 +274,16 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
 
 def _ordering(filters: dict) -> list:
     name = filters.get("order_by") or "created_at"
-    descending = (filters.get("order") or "desc") == "desc"
+    # The board's order reads top first; every other sort is newest or largest first by default.
+    descending = (filters.get("order") or ("asc" if name == "rank" else "desc")) == "desc"
     column = getattr(Issue, name)
     sort = column.desc() if descending else column.asc()
     if name == "due_date":
         # Issues without a due date come last in both directions.
         sort = sort.nulls_last()
     ties = [getattr(Issue, tie) for tie in ("created_at", "number") if tie != name]
+    if name == "rank":
+        ties = [Issue.number]
     return [sort, *(tie.desc() if descending else tie.asc() for tie in ties)]
 
 
@@ -407,7 +412,14 @@ EDITABLE = (
 )
 
 
+PLACEMENT = ("rank", "before_id", "after_id")
+
+
 def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes: dict) -> IssueView:
+    """Change fields of the issue and, with ``rank`` or ``before_id``/``after_id``, its place on
+    the board (``services.tracker.ranking``)."""
+    placement = {name: changes[name] for name in PLACEMENT if name in changes}
+    changes = {name: value for name, value in changes.items() if name not in PLACEMENT}
     # Locked: the storage delta and the title's words are computed from the current row,
     # so a concurrent edit of the same issue must finish first.
     issue, access = find_issue(user, slug, project_id, key, WRITE, lock="update")
@@ -435,6 +447,8 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         # Label changes touch no issue column, so the timestamp is set here.
         issue.updated_at = utcnow()
     db.session.flush()
+    if placement:
+        ranking.place(issue, **placement)
     db.session.refresh(issue)
     now = utcnow()
     changed = activity.record_changes(
@@ -540,3 +554,98 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
         .values(issue_count=Project.issue_count - len(ids), storage_bytes=Project.storage_bytes - freed)
         .execution_options(synchronize_session=False)
     )
+
+
+MAX_BULK = 100
+BULK_FIELDS = ("status_id", "assignee_id", "priority", "add_label_ids", "remove_label_ids")
+
+
+def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], changes: dict) -> int:
+    """Apply the same ``changes`` (status, assignee, priority, labels added or removed) to every
+    issue of ``keys``, all or nothing; each issue's history gets its own entries. Answers how many
+    issues actually changed."""
+    project, access = project_access(user, slug, project_id, WRITE)
+    changes = {name: changes[name] for name in BULK_FIELDS if name in changes}
+    if not changes:
+        raise ValidationFailed([_field("changes", "Give at least one change", reason="bulk_without_changes")])
+    adding = set(changes.get("add_label_ids") or [])
+    removing = set(changes.get("remove_label_ids") or [])
+    if adding & removing:
+        raise ValidationFailed(
+            [
+                _field(
+                    "changes.remove_label_ids",
+                    "A label cannot be both added and removed",
+                    reason="bulk_label_both",
+                )
+            ]
+        )
+    references = {name: changes[name] for name in ("status_id", "assignee_id") if name in changes}
+    if adding or removing:
+        references["label_ids"] = sorted(adding | removing)
+    _validate_references(project, access, references)
+    targets = _bulk_targets(project, keys)
+    now = utcnow()
+    updated = 0
+    for issue in targets:
+        was = activity.snapshot(issue, with_parent=False)
+        for name in ("status_id", "assignee_id"):
+            if name in changes:
+                setattr(issue, name, changes[name])
+        if "priority" in changes:
+            issue.priority = PRIORITY_RANK[changes["priority"]]
+        if adding or removing:
+            current = {label.id for label in issue.labels}
+            wanted = (current | adding) - removing
+            if wanted != current:
+                _set_labels(issue, sorted(wanted))
+        db.session.flush()
+        db.session.refresh(issue)
+        changed = activity.record_changes(
+            issue, user.id, was, activity.snapshot(issue, with_parent=False), now
+        )
+        if changed:
+            issue.updated_at = now
+            updated += 1
+            _notify_changes(issue, user, changed, now)
+    db.session.flush()
+    return updated
+
+
+def _bulk_targets(project: Project, keys: list[str]) -> list[Issue]:
+    """The issues named by ``keys``, locked in id order (two bulk edits never wait on each other
+    in a circle); an unknown key refuses the whole edit."""
+    numbers: dict[int, str] = {}
+    unknown = []
+    for key in keys:
+        match = _KEY.match(key)
+        if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
+            unknown.append(key)
+        else:
+            numbers[int(match.group(2))] = key
+    found = (
+        list(
+            db.session.scalars(
+                select(Issue)
+                .where(Issue.project_id == project.id, Issue.number.in_(numbers))
+                .order_by(Issue.id)
+                .with_for_update(of=Issue, key_share=True)
+                .execution_options(populate_existing=True)
+            )
+        )
+        if numbers
+        else []
+    )
+    present = {issue.number for issue in found}
+    unknown += [key for number, key in numbers.items() if number not in present]
+    if unknown:
+        raise ValidationFailed(
+            [
+                _field(
+                    "keys",
+                    "No such issue in this project: " + ", ".join(sorted(unknown)[:20]),
+                    reason="bulk_issue_not_found",
+                )
+            ]
+        )
+    return sorted(found, key=lambda issue: issue.number)

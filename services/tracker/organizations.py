@@ -20,7 +20,7 @@ from models.tracker import Invitation, Membership, Organization
 from services import unique
 from services.auth import normalize_email
 from services.errors import ConflictError, ForbiddenError, NotFoundError
-from services.tracker import accounts, notifications, plans
+from services.tracker import accounts, audit, notifications, plans
 from services.tracker.access import MANAGE, READ, organization_access
 
 
@@ -58,6 +58,12 @@ def list_members(user: User, organization_id: uuid.UUID) -> list[Membership]:
     )
 
 
+def _person(user_id: uuid.UUID) -> str | None:
+    """How the log names a member: their name and address when it was written."""
+    person = db.session.get(User, user_id)
+    return None if person is None else f"{person.name} <{person.email}>"
+
+
 def _owner_count(organization_id: uuid.UUID) -> int:
     return (
         db.session.scalar(
@@ -83,6 +89,16 @@ def update_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID, 
         raise ForbiddenError("Only an owner can give or take the owner role", reason="owner_role_by_owner")
     if membership.role == "owner" and role != "owner" and _owner_count(organization_id) <= 1:
         raise ConflictError("An organization needs at least one owner", reason="last_owner")
+    if membership.role != role:
+        audit.record(
+            organization_id,
+            user,
+            "member.role_changed",
+            "member",
+            member_id,
+            _person(member_id),
+            {"old": {"role": membership.role}, "new": {"role": role}},
+        )
     membership.role = role
     db.session.flush()
     return membership
@@ -97,6 +113,15 @@ def remove_member(user: User, organization_id: uuid.UUID, member_id: uuid.UUID) 
         raise ForbiddenError("Only an owner can remove an owner", reason="owner_removed_by_owner")
     if membership.role == "owner" and _owner_count(organization_id) <= 1:
         raise ConflictError("An organization needs at least one owner", reason="last_owner")
+    audit.record(
+        organization_id,
+        user,
+        "member.left" if member_id == user.id else "member.removed",
+        "member",
+        member_id,
+        _person(member_id),
+        {"old": {"role": membership.role}},
+    )
     db.session.delete(membership)
     # Their inbox and watches no longer show this organization's issues.
     notifications.forget_member(organization_id, member_id)
@@ -129,6 +154,9 @@ def invite(user: User, organization_id: uuid.UUID, email: str, role: str) -> Inv
     # A partial unique index keeps one pending invitation per organization and address.
     with unique.or_conflict():
         db.session.add(invitation)
+    audit.record(
+        organization_id, user, "member.invited", "invitation", invitation.id, email, {"new": {"role": role}}
+    )
     return invitation
 
 
@@ -148,6 +176,15 @@ def revoke_invitation(user: User, organization_id: uuid.UUID, invitation_id: uui
     invitation = db.session.get(Invitation, invitation_id)
     if invitation is None or invitation.organization_id != organization_id or invitation.accepted_at:
         raise NotFoundError("Invitation not found", reason="invitation_not_found")
+    audit.record(
+        organization_id,
+        user,
+        "invitation.revoked",
+        "invitation",
+        invitation.id,
+        invitation.email,
+        {"old": {"role": invitation.role}},
+    )
     db.session.delete(invitation)
     db.session.flush()
 
@@ -195,4 +232,13 @@ def accept_invitation(user: User, invitation_id: uuid.UUID) -> Membership:
     with unique.or_conflict():
         invitation.accepted_at = utcnow()
         db.session.add(membership)
+    audit.record(
+        organization.id,
+        user,
+        "member.joined",
+        "member",
+        user.id,
+        user.name,
+        {"new": {"role": invitation.role}},
+    )
     return membership

@@ -12,7 +12,7 @@ from models.auth import User
 from models.tracker import WRITER_ROLES, Issue, Label, Membership, Project, Status, Workspace
 from services import unique
 from services.errors import ConflictError, NotFoundError
-from services.tracker import accounts, plans
+from services.tracker import accounts, audit, plans
 from services.tracker.access import (
     MANAGE,
     READ,
@@ -46,7 +46,17 @@ def list_workspaces(user: User) -> list[Workspace]:
 
 def create_workspace(user: User, organization_id: uuid.UUID, name: str, slug: str | None) -> Workspace:
     access = organization_access(user, organization_id, MANAGE)
-    return accounts.create_workspace(access.organization, name, slug)
+    workspace = accounts.create_workspace(access.organization, name, slug)
+    audit.record(
+        organization_id,
+        user,
+        "workspace.created",
+        "workspace",
+        workspace.id,
+        workspace.name,
+        {"new": {"name": workspace.name, "slug": workspace.slug}},
+    )
+    return workspace
 
 
 def get_workspace(user: User, slug: str) -> Workspace:
@@ -55,19 +65,31 @@ def get_workspace(user: User, slug: str) -> Workspace:
 
 def update_workspace(user: User, slug: str, changes: dict) -> Workspace:
     workspace, _ = workspace_access(user, slug, MANAGE)
-    return apply_workspace_changes(workspace, changes)
+    return apply_workspace_changes(workspace, changes, user)
 
 
-def apply_workspace_changes(workspace: Workspace, changes: dict) -> Workspace:
+def apply_workspace_changes(workspace: Workspace, changes: dict, actor: User | None) -> Workspace:
     if "slug" in changes and changes["slug"] != workspace.slug:
         taken = db.session.scalar(select(exists().where(Workspace.slug == changes["slug"])))
         if taken:
             raise unique.conflict("uq_workspaces_slug")
+    before = {"name": workspace.name, "slug": workspace.slug}
     with unique.or_conflict():
         if "slug" in changes:
             workspace.slug = changes["slug"]
         if "name" in changes:
             workspace.name = changes["name"]
+    after = {"name": workspace.name, "slug": workspace.slug}
+    if after != before:
+        audit.record(
+            workspace.organization_id,
+            actor,
+            "workspace.updated",
+            "workspace",
+            workspace.id,
+            workspace.name,
+            audit.changes_of(before, after),
+        )
     return workspace
 
 
@@ -104,6 +126,15 @@ def create_project(user: User, slug: str, data: dict) -> Project:
             Status(project_id=project.id, name=name, color=color, category=category, position=position)
         )
     db.session.flush()
+    audit.record(
+        project.organization_id,
+        user,
+        "project.created",
+        "project",
+        project.id,
+        project.name,
+        {"new": {"name": project.name, "key": project.key, "workspace": workspace.slug}},
+    )
     return project
 
 
@@ -114,15 +145,36 @@ def get_project(user: User, slug: str, project_id: uuid.UUID) -> Project:
 def update_project(user: User, slug: str, project_id: uuid.UUID, changes: dict) -> Project:
     """Name and description change; the key does not, since issue keys are built from it."""
     project, _ = project_access(user, slug, project_id, MANAGE)
+    before = {"name": project.name, "description": project.description}
     for field in ("name", "description"):
         if field in changes:
             setattr(project, field, changes[field])
+    after = {"name": project.name, "description": project.description}
+    if after != before:
+        audit.record(
+            project.organization_id,
+            user,
+            "project.updated",
+            "project",
+            project.id,
+            project.name,
+            audit.changes_of(before, after),
+        )
     db.session.flush()
     return project
 
 
 def delete_project(user: User, slug: str, project_id: uuid.UUID) -> None:
     project, _ = project_access(user, slug, project_id, MANAGE)
+    audit.record(
+        project.organization_id,
+        user,
+        "project.deleted",
+        "project",
+        project.id,
+        project.name,
+        {"old": {"name": project.name, "key": project.key, "issues": project.issue_count}},
+    )
     db.session.delete(project)
     db.session.flush()
 
@@ -198,7 +250,25 @@ def create_status(user: User, slug: str, project_id: uuid.UUID, data: dict) -> S
     )
     db.session.add(status)
     db.session.flush()
+    audit.record(
+        project.organization_id,
+        user,
+        "status.created",
+        "status",
+        status.id,
+        status.name,
+        {"new": _status_fields(status), "project": project.key},
+    )
     return status
+
+
+def _status_fields(status: Status) -> dict:
+    return {
+        "name": status.name,
+        "color": status.color,
+        "category": status.category,
+        "position": status.position,
+    }
 
 
 def _status(project: Project, status_id: uuid.UUID) -> Status:
@@ -213,9 +283,21 @@ def update_status(
 ) -> Status:
     project, _ = project_access(user, slug, project_id, MANAGE)
     status = _status(project, status_id)
+    before = _status_fields(status)
     for field in ("name", "color", "category", "position"):
         if field in changes:
             setattr(status, field, changes[field])
+    after = _status_fields(status)
+    if after != before:
+        audit.record(
+            project.organization_id,
+            user,
+            "status.updated",
+            "status",
+            status.id,
+            status.name,
+            {**audit.changes_of(before, after), "project": project.key},
+        )
     db.session.flush()
     return status
 
@@ -236,6 +318,16 @@ def move_status(
     target = index + step
     if 0 <= target < len(ordered):
         ordered[index], ordered[target] = ordered[target], ordered[index]
+        moved = ordered[target]
+        audit.record(
+            project.organization_id,
+            user,
+            "status.moved",
+            "status",
+            moved.id,
+            moved.name,
+            {"old": {"position": index}, "new": {"position": target}, "project": project.key},
+        )
     for position, status in enumerate(ordered):
         status.position = position
     db.session.flush()
@@ -255,6 +347,15 @@ def delete_status(user: User, slug: str, project_id: uuid.UUID, status_id: uuid.
         raise ConflictError(
             "Issues still have this status; move them to another status first", reason="status_in_use"
         )
+    audit.record(
+        project.organization_id,
+        user,
+        "status.deleted",
+        "status",
+        status.id,
+        status.name,
+        {"old": _status_fields(status), "project": project.key},
+    )
     db.session.delete(status)
     db.session.flush()
 
@@ -271,6 +372,15 @@ def create_label(user: User, slug: str, project_id: uuid.UUID, data: dict) -> La
     label = Label(project_id=project.id, name=data["name"], color=data["color"])
     with unique.or_conflict():
         db.session.add(label)
+    audit.record(
+        project.organization_id,
+        user,
+        "label.created",
+        "label",
+        label.id,
+        label.name,
+        {"new": {"name": label.name, "color": label.color}, "project": project.key},
+    )
     return label
 
 
@@ -280,5 +390,14 @@ def delete_label(user: User, slug: str, project_id: uuid.UUID, label_id: uuid.UU
     label = db.session.get(Label, label_id)
     if label is None or label.project_id != project.id:
         raise NotFoundError("Label not found", reason="label_not_found")
+    audit.record(
+        project.organization_id,
+        user,
+        "label.deleted",
+        "label",
+        label.id,
+        label.name,
+        {"old": {"name": label.name, "color": label.color}, "project": project.key},
+    )
     db.session.delete(label)
     db.session.flush()

@@ -19,10 +19,20 @@
     var head = document.getElementById("col-h-" + statusId);
     return head ? head.textContent.trim() : "";
   }
-  // POST the new status; resolve with the server's card, reject with its message.
-  function move(card, statusId) {
+  // Where the card now sits in its column, as the server keeps it: right above the card below
+  // it, or right below the card above it when it is last.
+  function placement(card) {
+    var next = card.nextElementSibling, prev = card.previousElementSibling;
+    while (next && !next.classList.contains("issue-card")) { next = next.nextElementSibling; }
+    while (prev && !prev.classList.contains("issue-card")) { prev = prev.previousElementSibling; }
+    if (next) { return {before_id: next.dataset.id}; }
+    if (prev) { return {after_id: prev.dataset.id}; }
+    return {};
+  }
+  // POST the new status and/or place; resolve with the server's card, reject with its message.
+  function move(card, fields) {
     var body = new FormData();
-    body.append("status_id", statusId);
+    Object.keys(fields).forEach(function (name) { body.append(name, fields[name]); });
     card.classList.add("pending");
     return fetch(card.dataset.move, {
       method: "POST", body: body, credentials: "same-origin",
@@ -67,9 +77,12 @@
         group: "board", animation: 120, delay: 150, delayOnTouchOnly: true,
         filter: "select, input, button", preventOnFilter: false, ghostClass: "dragging",
         onEnd: function (evt) {
-          if (evt.from === evt.to) { return; }
+          if (evt.from === evt.to && evt.oldIndex === evt.newIndex) { return; }
           var card = evt.item, from = evt.from, oldIndex = evt.oldIndex;
-          move(card, evt.to.dataset.statusId).then(function (html) {
+          var fields = placement(card);
+          if (evt.from !== evt.to) { fields.status_id = evt.to.dataset.statusId; }
+          if (!Object.keys(fields).length) { return; }
+          move(card, fields).then(function (html) {
             done(replaceCard(card, html));
           }, function (error) {
             // Refused: the card goes back where it was.
@@ -86,7 +99,11 @@
     if (!select.matches || !select.matches(".card-status select")) { return; }
     var card = select.closest(".issue-card");
     var target = document.getElementById("cards-" + select.value);
-    move(card, select.value).then(function (html) {
+    // It goes to the top of its new column, there and after a reload.
+    var fields = {status_id: select.value};
+    var first = target ? target.querySelector(".issue-card") : null;
+    if (first && first !== card) { fields.before_id = first.dataset.id; }
+    move(card, fields).then(function (html) {
       var fresh = replaceCard(card, html);
       if (target) { target.insertBefore(fresh, target.firstChild); }
       var again = fresh.querySelector(".card-status select");
@@ -94,6 +111,29 @@
       done(fresh);
     }, function (error) {
       select.value = select.dataset.current;
+      fail(error.message);
+    });
+  });
+  // Alt+↑ / Alt+↓ on a card's link moves it one place up or down in its column.
+  document.addEventListener("keydown", function (event) {
+    if (!event.altKey || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) { return; }
+    var card = event.target.closest && event.target.closest("#board-columns .issue-card");
+    var board = document.getElementById("board-columns");
+    if (!card || !board || board.dataset.writable !== "true") { return; }
+    var up = event.key === "ArrowUp";
+    var sibling = up ? card.previousElementSibling : card.nextElementSibling;
+    if (!sibling || !sibling.classList.contains("issue-card")) { return; }
+    event.preventDefault();
+    var list = card.parentNode, oldNext = card.nextElementSibling;
+    list.insertBefore(card, up ? sibling : sibling.nextElementSibling);
+    var fields = up ? {before_id: sibling.dataset.id} : {after_id: sibling.dataset.id};
+    move(card, fields).then(function (html) {
+      var fresh = replaceCard(card, html);
+      var link = fresh.querySelector(".issue-card-title");
+      if (link) { link.focus(); }
+      done(fresh);
+    }, function (error) {
+      list.insertBefore(card, oldNext);
       fail(error.message);
     });
   });
