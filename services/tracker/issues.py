@@ -456,18 +456,22 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     )
     _notify_changes(issue, user, changed, now)
     if changed:
-        after = activity.snapshot(issue, with_parent=reparented)
-        webhooks.emit(
-            issue.organization_id,
-            "issue.updated",
-            {
-                "issue": webhooks.issue_data(issue),
-                "changes": {field: {"old": was[field], "new": after[field]} for field in sorted(changed)},
-            },
-            user,
-            now,
-        )
+        _emit_updated(issue, user, was, activity.snapshot(issue, with_parent=reparented), changed, now)
     return with_detail(issue)
+
+
+def _emit_updated(issue: Issue, user: User, was: dict, after: dict, changed: set[str], now) -> None:
+    """The ``issue.updated`` webhook event: the issue and each changed field's old and new value."""
+    webhooks.emit(
+        issue.organization_id,
+        "issue.updated",
+        {
+            "issue": webhooks.issue_data(issue),
+            "changes": {field: {"old": was[field], "new": after[field]} for field in sorted(changed)},
+        },
+        user,
+        now,
+    )
 
 
 def _notify_changes(issue: Issue, user: User, changed: set[str], now) -> None:
@@ -601,13 +605,13 @@ def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], c
                 _set_labels(issue, sorted(wanted))
         db.session.flush()
         db.session.refresh(issue)
-        changed = activity.record_changes(
-            issue, user.id, was, activity.snapshot(issue, with_parent=False), now
-        )
+        after = activity.snapshot(issue, with_parent=False)
+        changed = activity.record_changes(issue, user.id, was, after, now)
         if changed:
             issue.updated_at = now
             updated += 1
             _notify_changes(issue, user, changed, now)
+            _emit_updated(issue, user, was, after, changed, now)
     db.session.flush()
     return updated
 

@@ -337,6 +337,21 @@ def test_each_change_is_delivered_signed_to_the_webhooks_subscribed(client, rece
     assert all(d["next_attempt_at"] is None and d["error"] is None for d in listed)
 
 
+def test_a_bulk_edit_delivers_one_update_per_changed_issue(client, receiver):
+    from tests.tracker.test_bulk_edit import bulk
+
+    owner, (_member,), project = team(client, "member")
+    keys = [make_issue(client, owner, project, title=f"Issue {n}")["key"] for n in range(1, 4)]
+    create_hook(client, owner, receiver.url, ["issue.updated"])
+    client.patch(issue_url(owner, project, keys[2]), json={"priority": "high"}, headers=owner.headers)
+    receiver.requests.clear()
+    answer = bulk(client, owner, project, keys, {"priority": "high"})
+    assert answer.get_json() == {"updated": 2}
+    updates = [json.loads(request["body"]) for request in receiver.requests]
+    assert sorted(u["data"]["issue"]["key"] for u in updates) == sorted(keys[:2])
+    assert all(u["data"]["changes"] == {"priority": {"old": "none", "new": "high"}} for u in updates)
+
+
 def test_a_change_that_fails_delivers_nothing(client, receiver):
     owner, _people, project = team(client)
     create_hook(client, owner, receiver.url)
