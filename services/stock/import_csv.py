@@ -76,16 +76,18 @@ class ImportErrors:
         self.cap = cap
         self.kept: list[LineError] = []
         self.more = 0
-        self._lines: set[int] = set()
+        self._last_line = 0
 
     def __bool__(self) -> bool:
         return bool(self.kept)
 
     def add(self, error: ImportRejected) -> None:
-        # The first problem found on a line explains it; the rest would only repeat it.
-        if error.line in self._lines:
+        # The first problem found on a line explains it; the rest would only repeat it. A
+        # line's errors arrive together (its bytes, then its fields), so remembering the
+        # last line is enough, and memory stays flat however many lines are bad.
+        if error.line == self._last_line:
             return
-        self._lines.add(error.line)
+        self._last_line = error.line
         if len(self.kept) < self.cap:
             self.kept.append(LineError(error.line, error.reason))
         else:

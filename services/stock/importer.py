@@ -213,6 +213,7 @@ def _import_products(records: Rows, summary: ImportSummary, errors: ImportErrors
         if set(produto.tamanhos) - set(parsed[sku]["tamanhos"])
     }
     stale_zero_rows: list[tuple[uuid.UUID, str]] = []
+    refused_grids: set[str] = set()
     if shrinking:
         held = db.session.execute(
             select(Estoque.produto_id, Estoque.tamanho, Estoque.qtd).where(
@@ -224,13 +225,16 @@ def _import_products(records: Rows, summary: ImportSummary, errors: ImportErrors
             if tamanho not in removed:
                 continue
             if qtd > 0:
-                errors.add(
-                    ImportRejected(
-                        first_line[sku],
-                        f"the new grid of {sku} drops size {tamanho!r}, but stores still hold stock of it; "
-                        "import a stock snapshot without that size first",
+                if sku not in refused_grids:  # one error per product line, however many sizes
+                    refused_grids.add(sku)
+                    errors.add(
+                        ImportRejected(
+                            first_line[sku],
+                            f"the new grid of {sku} drops size {tamanho!r}, but stores still hold stock of "
+                            "it; import a stock snapshot without that size first",
+                        )
                     )
-                )
+                continue
             stale_zero_rows.append((produto_id, tamanho))
     errors.raise_if_any()
     for produto_id, tamanho in stale_zero_rows:

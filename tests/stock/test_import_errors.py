@@ -110,6 +110,29 @@ def test_every_kind_reports_more_than_one_line(app, runner, tmp_path, stores_and
     assert snapshot(app) == before
 
 
+def test_a_grid_refused_for_held_stock_is_one_line_among_the_others(
+    app, runner, tmp_path, stores_and_products
+):
+    ok(
+        run_import(
+            runner, tmp_path, "stock", STOCK_HEADER + "LJ001,TEN-001-PRT,40,2\nLJ001,TEN-001-PRT,41,1\n"
+        )
+    )
+    before = snapshot(app)
+    content = (
+        "sku,nome,marca,categoria,colecao,cor,tamanhos,imagem\n"
+        "TEN-001-PRT,Tênis,Passo Firme,Tênis,Verão 2026,Preto,38|39,\n"
+        "NEW-1,,M,C,K,Azul,P|M,\n"
+    )
+    result = run_import(runner, tmp_path, "products", content)
+    assert result.exit_code == 1
+    found = error_lines(result.output)
+    assert len(found) == 2, result.output
+    assert found[0].startswith("line 2: the new grid of TEN-001-PRT drops size")
+    assert found[1] == "line 3: nome is empty"
+    assert snapshot(app) == before
+
+
 def test_broken_quoting_stops_the_reading_but_keeps_the_errors_before_it(
     app, runner, tmp_path, stores_and_products
 ):
