@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = '0024'
-down_revision = '0022'
+down_revision = '0023'
 branch_labels = None
 depends_on = None
 
