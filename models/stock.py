@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -153,6 +154,10 @@ class ImportLog(UUIDPrimaryKey, db.Model):
     ok: Mapped[bool] = mapped_column(Boolean)
     error_line: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    # A rejected file's bad lines, [{"line", "reason"}] (the first is error_line / error),
+    # and how many more were bad beyond the importer's cap.
+    error_list: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    more_errors: Mapped[int | None] = mapped_column(Integer, nullable=True)
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     # None: the operator's command line.
     user_id: Mapped[uuid.UUID | None] = mapped_column(

@@ -33,7 +33,14 @@ class JobOut(StockSchema):
             "the cadence said no batch was due. `importacao`: `linhas`, `inseridas`, `atualizadas`, ..."
         },
     )
-    error = fields.String(allow_none=True, required=True, metadata={"description": "When `failed`: why"})
+    error = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "When `failed`: why. A rejected `importacao` lists every bad line of the "
+            "file, one per text line (`linha N: motivo`, the first 100, then how many more)"
+        },
+    )
     created_at = fields.DateTime(required=True)
     started_at = fields.DateTime(allow_none=True, required=True)
     finished_at = fields.DateTime(allow_none=True, required=True)

@@ -86,8 +86,12 @@ def run_import(context: jobs.JobContext) -> dict[str, Any]:
     try:
         summary = importer.import_file(context.params["tipo"], path, progress=progress)
     except importer.ImportRejected as exc:
+        # The job's error is one text: a line per bad line of the file.
+        found = [f"linha {e.line}: {e.reason}" for e in exc.errors]
+        if exc.more:
+            found.append(f"… e mais {exc.more} linha(s) com erro")
         raise DomainError(
-            f"Arquivo recusado, nada foi importado: linha {exc.line}: {exc.reason}", reason="import_rejected"
+            "Arquivo recusado, nada foi importado:\n" + "\n".join(found), reason="import_rejected"
         ) from None
     context.progress(0.95, "gravando")
     result = {

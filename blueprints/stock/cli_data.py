@@ -23,7 +23,8 @@ import_cli = Blueprint("import_data", __name__, cli_group="import")
 demo_cli = Blueprint("demo", __name__, cli_group="demo")
 import_cli.cli.help = (
     "Import the retailer's data from UTF-8 CSV files with a header row. Each file is checked in full "
-    "first: one bad row rejects it with its line number and nothing is written. Imports run one at a "
+    "first: a bad row rejects it, every bad line is listed with its number (the first 100, then how "
+    "many more) and nothing is written. Imports run one at a "
     "time: one started while another runs waits for it to finish."
 )
 demo_cli.cli.help = "The demo network."
@@ -47,7 +48,9 @@ def _run_import(kind: str, path: str) -> None:
         db.session.commit()
     except importer.ImportRejected as exc:
         db.session.rollback()
-        raise click.ClickException(f"{name} rejected, nothing was imported: {exc}") from None
+        raise click.ClickException(
+            f"{name} rejected, nothing was imported:\n" + "\n".join(exc.lines())
+        ) from None
     except (DBAPIError, sqlite3.Error, psycopg.Error) as exc:
         # E.g. a concurrent import of the same rows. The bulk writes run on the
         # raw driver connection, so its own exception types arrive unwrapped.
@@ -60,9 +63,18 @@ def _run_import(kind: str, path: str) -> None:
         db.session.rollback()
         raise
     if not log.ok:
-        where = f"line {log.error_line}: " if log.error_line else ""
-        raise click.ClickException(f"{name} rejected, nothing was imported: {where}{log.error}")
+        raise click.ClickException(f"{name} rejected, nothing was imported:\n" + "\n".join(_error_lines(log)))
     click.echo(log.summary.describe())
+
+
+def _error_lines(log) -> list[str]:
+    """Every bad line the log keeps, one per line, then how many more there were."""
+    if not log.error_list:
+        return [f"line {log.error_line}: {log.error}" if log.error_line else str(log.error)]
+    lines = [f"line {e['line']}: {e['reason']}" for e in log.error_list]
+    if log.more_errors:
+        lines.append(f"... and {log.more_errors:,} more line(s) with errors")
+    return lines
 
 
 def _import_command(kind: str, help_text: str) -> None:

@@ -1,5 +1,7 @@
 """Reading the retailer's CSV files: the columns of each kind, the records in column order, and
-each field checked and parsed, a bad one rejecting the file with its line number.
+each field checked and parsed. A bad field raises ``ImportRejected`` for its line; the importer
+collects those in ``ImportErrors`` and goes on reading, so a rejected file names every bad line
+(up to ``MAX_REPORTED_ERRORS``) in one pass.
 
 ``services.stock.importer`` writes what this module reads.
 """
@@ -9,7 +11,8 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -31,23 +34,86 @@ _BOOLEANS = {"true": True, "false": False}
 # Report parsing progress every this many bytes.
 _PROGRESS_STEP = 1 << 20
 
+# A rejected file lists at most this many bad lines, then how many more there are.
+MAX_REPORTED_ERRORS = 100
+
 Progress = Callable[[int], None]
 
 
-class ImportRejected(Exception):
-    """A file that cannot be imported; ``line`` is 1-based, the header being line 1."""
+@dataclass(frozen=True)
+class LineError:
+    """One bad line: ``line`` is 1-based, the header being line 1."""
 
-    def __init__(self, line: int, reason: str):
+    line: int
+    reason: str
+
+
+class ImportRejected(Exception):
+    """A file that cannot be imported. Raised for one line by the parsers; the importer raises
+    it once more at the end with ``errors``, every bad line it found (the first
+    ``MAX_REPORTED_ERRORS``), and ``more``, how many further lines were bad. ``line`` and
+    ``reason`` are the first error's."""
+
+    def __init__(self, line: int, reason: str, errors: Sequence[LineError] = (), more: int = 0):
         super().__init__(f"line {line}: {reason}")
         self.line = line
         self.reason = reason
+        self.errors: tuple[LineError, ...] = tuple(errors) or (LineError(line, reason),)
+        self.more = more
+
+    def lines(self) -> list[str]:
+        """One text line per bad line of the file, then how many more there were."""
+        text = [f"line {e.line}: {e.reason}" for e in self.errors]
+        if self.more:
+            text.append(f"... and {self.more:,} more line(s) with errors")
+        return text
+
+
+class ImportErrors:
+    """The bad lines of one file, collected while it is read; at most one error per line."""
+
+    def __init__(self, cap: int = MAX_REPORTED_ERRORS):
+        self.cap = cap
+        self.kept: list[LineError] = []
+        self.more = 0
+        self._last_line = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.kept)
+
+    def add(self, error: ImportRejected) -> None:
+        # The first problem found on a line explains it; the rest would only repeat it. A
+        # line's errors arrive together (its bytes, then its fields), so remembering the
+        # last line is enough, and memory stays flat however many lines are bad.
+        if error.line == self._last_line:
+            return
+        self._last_line = error.line
+        if len(self.kept) < self.cap:
+            self.kept.append(LineError(error.line, error.reason))
+        else:
+            self.more += 1
+
+    def rejection(self) -> ImportRejected:
+        kept = sorted(self.kept, key=lambda e: e.line)
+        return ImportRejected(kept[0].line, kept[0].reason, kept, self.more)
+
+    def raise_if_any(self) -> None:
+        if self.kept:
+            raise self.rejection()
+
+    def fatal(self, error: ImportRejected) -> ImportRejected:
+        """The rejection to raise when reading cannot go on (a bad header, broken quoting)."""
+        self.add(error)
+        return self.rejection()
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def _decoded_lines(handle, progress: Progress | None) -> Iterator[str]:
-    """Lines of a binary file decoded as UTF-8, reporting bytes read as it goes."""
+def _decoded_lines(handle, progress: Progress | None, errors: ImportErrors) -> Iterator[str]:
+    """Lines of a binary file decoded as UTF-8, reporting bytes read as it goes. A line that is
+    not UTF-8 is an error of its own; it is still handed on (with replacement characters) so
+    the CSV structure around it holds, and its row's own errors are not reported twice."""
     pending = 0
     for number, raw in enumerate(handle, start=1):
         if progress is not None:
@@ -58,7 +124,8 @@ def _decoded_lines(handle, progress: Progress | None) -> Iterator[str]:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise ImportRejected(number, "the file is not valid UTF-8") from None
+            errors.add(ImportRejected(number, "the file is not valid UTF-8"))
+            line = raw.decode("utf-8", errors="replace")
         if number == 1 and line.startswith("\ufeff"):
             line = line[1:]
         yield line
@@ -66,19 +133,23 @@ def _decoded_lines(handle, progress: Progress | None) -> Iterator[str]:
         progress(pending)
 
 
-def _records(lines: Iterable[str], kind: str) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields in the documented column order) for every non-blank row."""
+def _records(lines: Iterable[str], kind: str, errors: ImportErrors) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields in the documented column order) for every non-blank row with the
+    right number of fields; a row with another number is added to ``errors`` and skipped. A
+    bad header or broken quoting ends the reading: what follows cannot be trusted."""
     expected = COLUMNS[kind]
     reader = csv.reader(lines, strict=True)
     try:
         header = next(reader, None)
         if header is None:
-            raise ImportRejected(1, f"the file is empty; expected the header {','.join(expected)}")
+            raise errors.fatal(
+                ImportRejected(1, f"the file is empty; expected the header {','.join(expected)}")
+            )
         names = [h.strip().lower() for h in header]
         seen: set[str] = set()
         for name in names:
             if name in seen:
-                raise ImportRejected(1, f"column {name!r} appears more than once")
+                raise errors.fatal(ImportRejected(1, f"column {name!r} appears more than once"))
             seen.add(name)
         missing = [c for c in expected if c not in seen]
         unknown = [n for n in names if n not in expected]
@@ -88,7 +159,7 @@ def _records(lines: Iterable[str], kind: str) -> Iterator[tuple[int, list[str]]]
                 problems.append("missing column(s): " + ", ".join(missing))
             if unknown:
                 problems.append("unknown column(s): " + ", ".join(repr(u) for u in unknown))
-            raise ImportRejected(1, "; ".join(problems) + f" (expected: {','.join(expected)})")
+            raise errors.fatal(ImportRejected(1, "; ".join(problems) + f" (expected: {','.join(expected)})"))
         width = len(names)
         order = [names.index(c) for c in expected]
         in_order = order == list(range(width))
@@ -97,21 +168,24 @@ def _records(lines: Iterable[str], kind: str) -> Iterator[tuple[int, list[str]]]
                 continue
             line = reader.line_num
             if len(fields) != width:
-                raise ImportRejected(line, f"expected {width} fields, found {len(fields)}")
+                errors.add(ImportRejected(line, f"expected {width} fields, found {len(fields)}"))
+                continue
             if in_order:
                 yield line, [f.strip() for f in fields]
             else:
                 yield line, [fields[i].strip() for i in order]
     except csv.Error as exc:
-        raise ImportRejected(reader.line_num or 1, f"malformed CSV ({exc})") from None
+        raise errors.fatal(
+            ImportRejected(reader.line_num or 1, f"malformed CSV ({exc}); the lines after it were not read")
+        ) from None
 
 
 def read_file(
-    kind: str, path: str | Path, progress: Progress | None = None
+    kind: str, path: str | Path, errors: ImportErrors, progress: Progress | None = None
 ) -> Iterator[tuple[int, list[str]]]:
-    """Records of a CSV file on disk, streamed."""
+    """Records of a CSV file on disk, streamed; bad lines met while reading go to ``errors``."""
     with open(path, "rb") as handle:
-        yield from _records(_decoded_lines(handle, progress), kind)
+        yield from _records(_decoded_lines(handle, progress, errors), kind, errors)
 
 
 # --------------------------------------------------------------------------- field parsing

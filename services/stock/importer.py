@@ -1,8 +1,10 @@
 """Bulk import of the retailer's data from CSV: stores, products, stock, sales, campaigns.
 
-Every import is validated in full before anything is written: the first bad
-row rejects the whole file with its line number (the header is line 1) and the
-reason, and the database is left as it was. Re-importing the same rows changes
+Every import is validated in full before anything is written: a bad row
+rejects the whole file, and the database is left as it was. Reading goes on
+past a bad row, so the rejection names every bad line with its reason (the
+header is line 1), up to ``MAX_REPORTED_ERRORS`` and then how many more; only
+a bad header or broken CSV quoting stops it early. Re-importing the same rows changes
 nothing. Stores and products are upserts by ``codigo`` / ``sku``; stock is a
 snapshot that replaces the stock of every store named in the file; sales rows
 for a (day, store) pair replace what was stored for that pair; campaigns are
@@ -41,7 +43,10 @@ from services.stock import transit
 from services.stock.import_csv import (
     COLUMNS,
     KINDS,
+    MAX_REPORTED_ERRORS,
+    ImportErrors,
     ImportRejected,
+    LineError,
     Progress,
     parse_boolean,
     parse_coordinate,
@@ -67,8 +72,10 @@ from services.stock.import_sync import (
 __all__ = [
     "COLUMNS",
     "KINDS",
+    "MAX_REPORTED_ERRORS",
     "ImportRejected",
     "ImportSummary",
+    "LineError",
     "import_file",
     "import_records",
     "import_rows",
@@ -127,26 +134,30 @@ class ImportSummary:
 # --------------------------------------------------------------------------- kinds
 
 
-def _import_stores(records: Rows, summary: ImportSummary) -> None:
+def _import_stores(records: Rows, summary: ImportSummary, errors: ImportErrors) -> None:
     parsed: dict[str, dict[str, Any]] = {}
     first_line: dict[str, int] = {}
     for line, (codigo, nome, cidade, lat, lng, is_cd, bloqueada) in records:
         summary.rows += 1
-        parse_text(codigo, line, "codigo", max_len=40)
-        if codigo in first_line:
-            raise ImportRejected(line, f"store {codigo!r} already appears on line {first_line[codigo]}")
-        first_line[codigo] = line
-        position = (parse_coordinate(lat, line, "lat", 90), parse_coordinate(lng, line, "lng", 180))
-        if (position[0] is None) != (position[1] is None):
-            raise ImportRejected(line, "lat and lng must both be given or both be empty")
-        parsed[codigo] = {
-            "nome": parse_text(nome, line, "nome", max_len=200),
-            "cidade": parse_text(cidade, line, "cidade", max_len=200),
-            "lat": position[0],
-            "lng": position[1],
-            "is_cd": parse_boolean(is_cd, line, "is_cd"),
-            "bloqueada": parse_boolean(bloqueada, line, "bloqueada"),
-        }
+        try:
+            parse_text(codigo, line, "codigo", max_len=40)
+            if codigo in first_line:
+                raise ImportRejected(line, f"store {codigo!r} already appears on line {first_line[codigo]}")
+            first_line[codigo] = line
+            position = (parse_coordinate(lat, line, "lat", 90), parse_coordinate(lng, line, "lng", 180))
+            if (position[0] is None) != (position[1] is None):
+                raise ImportRejected(line, "lat and lng must both be given or both be empty")
+            parsed[codigo] = {
+                "nome": parse_text(nome, line, "nome", max_len=200),
+                "cidade": parse_text(cidade, line, "cidade", max_len=200),
+                "lat": position[0],
+                "lng": position[1],
+                "is_cd": parse_boolean(is_cd, line, "is_cd"),
+                "bloqueada": parse_boolean(bloqueada, line, "bloqueada"),
+            }
+        except ImportRejected as exc:
+            errors.add(exc)
+    errors.raise_if_any()
     existing = {
         loja.codigo: loja for loja in db.session.scalars(select(Loja).where(Loja.codigo.in_(list(parsed))))
     }
@@ -172,24 +183,27 @@ def _assign(obj: Any, values: dict[str, Any]) -> bool:
     return changed
 
 
-def _import_products(records: Rows, summary: ImportSummary) -> None:
+def _import_products(records: Rows, summary: ImportSummary, errors: ImportErrors) -> None:
     parsed: dict[str, dict[str, Any]] = {}
     first_line: dict[str, int] = {}
     for line, (sku, nome, marca, categoria, colecao, cor, tamanhos, imagem) in records:
         summary.rows += 1
-        parse_text(sku, line, "sku", max_len=60)
-        if sku in first_line:
-            raise ImportRejected(line, f"sku {sku!r} already appears on line {first_line[sku]}")
-        first_line[sku] = line
-        parsed[sku] = {
-            "nome": parse_text(nome, line, "nome", max_len=200),
-            "marca": parse_text(marca, line, "marca", max_len=100),
-            "categoria": parse_text(categoria, line, "categoria", max_len=100),
-            "colecao": parse_text(colecao, line, "colecao", max_len=100),
-            "cor": parse_text(cor, line, "cor", max_len=60),
-            "tamanhos": parse_sizes(tamanhos, line),
-            "imagem": parse_text(imagem, line, "imagem", max_len=500, required=False),
-        }
+        try:
+            parse_text(sku, line, "sku", max_len=60)
+            if sku in first_line:
+                raise ImportRejected(line, f"sku {sku!r} already appears on line {first_line[sku]}")
+            first_line[sku] = line
+            parsed[sku] = {
+                "nome": parse_text(nome, line, "nome", max_len=200),
+                "marca": parse_text(marca, line, "marca", max_len=100),
+                "categoria": parse_text(categoria, line, "categoria", max_len=100),
+                "colecao": parse_text(colecao, line, "colecao", max_len=100),
+                "cor": parse_text(cor, line, "cor", max_len=60),
+                "tamanhos": parse_sizes(tamanhos, line),
+                "imagem": parse_text(imagem, line, "imagem", max_len=500, required=False),
+            }
+        except ImportRejected as exc:
+            errors.add(exc)
     existing = {p.sku: p for p in db.session.scalars(select(Produto).where(Produto.sku.in_(list(parsed))))}
     # A size leaving a grid must not strand units on hand: refuse while any
     # store holds some; rows at zero are just removed with the size.
@@ -199,6 +213,7 @@ def _import_products(records: Rows, summary: ImportSummary) -> None:
         if set(produto.tamanhos) - set(parsed[sku]["tamanhos"])
     }
     stale_zero_rows: list[tuple[uuid.UUID, str]] = []
+    refused_grids: set[str] = set()
     if shrinking:
         held = db.session.execute(
             select(Estoque.produto_id, Estoque.tamanho, Estoque.qtd).where(
@@ -210,12 +225,18 @@ def _import_products(records: Rows, summary: ImportSummary) -> None:
             if tamanho not in removed:
                 continue
             if qtd > 0:
-                raise ImportRejected(
-                    first_line[sku],
-                    f"the new grid of {sku} drops size {tamanho!r}, but stores still hold stock of it; "
-                    "import a stock snapshot without that size first",
-                )
+                if sku not in refused_grids:  # one error per product line, however many sizes
+                    refused_grids.add(sku)
+                    errors.add(
+                        ImportRejected(
+                            first_line[sku],
+                            f"the new grid of {sku} drops size {tamanho!r}, but stores still hold stock of "
+                            "it; import a stock snapshot without that size first",
+                        )
+                    )
+                continue
             stale_zero_rows.append((produto_id, tamanho))
+    errors.raise_if_any()
     for produto_id, tamanho in stale_zero_rows:
         db.session.execute(
             Estoque.__table__.delete().where(Estoque.produto_id == produto_id, Estoque.tamanho == tamanho)
@@ -233,7 +254,7 @@ def _import_products(records: Rows, summary: ImportSummary) -> None:
     db.session.flush()
 
 
-def _import_stock(records: Rows, summary: ImportSummary) -> None:
+def _import_stock(records: Rows, summary: ImportSummary, errors: ImportErrors) -> None:
     postgres = is_postgres()
     stores = store_ids(postgres)
     products = product_refs(postgres)
@@ -244,16 +265,24 @@ def _import_stock(records: Rows, summary: ImportSummary) -> None:
         rows += 1
         loja, sku, tamanho, qtd = fields
         # The hot path is inline dict lookups; the helpers only run to explain a miss.
-        loja_id = stores.get(loja) or store_ref(stores, loja, line)
-        produto_id, grid = products.get(sku) or product_ref(products, sku, line)
-        size = grid.get(tamanho) or grid_size(grid, tamanho, sku, line)
-        quantity = int(qtd) if qtd.isdigit() and len(qtd) < 10 and qtd.isascii() else parse_qtd(qtd, line)
-        key = (loja_id, produto_id, size)
-        first = seen.setdefault(key, line)
-        if first != line:
-            raise ImportRejected(line, f"stock of {loja} / {sku} / {tamanho} already given on line {first}")
+        # A bad row is collected and skipped (its key never enters ``seen``).
+        try:
+            loja_id = stores.get(loja) or store_ref(stores, loja, line)
+            produto_id, grid = products.get(sku) or product_ref(products, sku, line)
+            size = grid.get(tamanho) or grid_size(grid, tamanho, sku, line)
+            quantity = int(qtd) if qtd.isdigit() and len(qtd) < 10 and qtd.isascii() else parse_qtd(qtd, line)
+            key = (loja_id, produto_id, size)
+            first = seen.setdefault(key, line)
+            if first != line:
+                raise ImportRejected(
+                    line, f"stock of {loja} / {sku} / {tamanho} already given on line {first}"
+                )
+        except ImportRejected as exc:
+            errors.add(exc)
+            continue
         qtds.append(quantity)
     summary.rows = rows
+    errors.raise_if_any()
     summary.scopes = len({key[0] for key in seen})
     if not seen:
         return
@@ -284,7 +313,7 @@ def _close_arrived(seen: dict[tuple[str, str, str], int], qtds: list[int], postg
     return transit.close_arrived(named, file_qtd)
 
 
-def _import_sales(records: Rows, summary: ImportSummary) -> None:
+def _import_sales(records: Rows, summary: ImportSummary, errors: ImportErrors) -> None:
     postgres = is_postgres()
     stores = store_ids(postgres)
     products = product_refs(postgres)
@@ -296,25 +325,33 @@ def _import_sales(records: Rows, summary: ImportSummary) -> None:
     for line, fields in records:
         rows += 1
         data, loja, sku, tamanho, qtd = fields
-        day = days.get(data)
-        if day is None:
-            parsed = parse_date(data, line, "data")
-            if parsed > last_day:
-                raise ImportRejected(line, f"data {data} is in the future (today is {last_day.isoformat()})")
-            day = days[data] = data
         # The hot path is inline dict lookups; the helpers only run to explain a miss.
-        loja_id = stores.get(loja) or store_ref(stores, loja, line)
-        produto_id, grid = products.get(sku) or product_ref(products, sku, line)
-        size = grid.get(tamanho) or grid_size(grid, tamanho, sku, line)
-        quantity = int(qtd) if qtd.isdigit() and len(qtd) < 10 and qtd.isascii() else parse_qtd(qtd, line)
-        key = (day, loja_id, produto_id, size)
-        first = seen.setdefault(key, line)
-        if first != line:
-            raise ImportRejected(
-                line, f"sales of {data} / {loja} / {sku} / {tamanho} already given on line {first}"
-            )
+        # A bad row is collected and skipped (its key never enters ``seen``).
+        try:
+            day = days.get(data)
+            if day is None:
+                parsed = parse_date(data, line, "data")
+                if parsed > last_day:
+                    raise ImportRejected(
+                        line, f"data {data} is in the future (today is {last_day.isoformat()})"
+                    )
+                day = days[data] = data
+            loja_id = stores.get(loja) or store_ref(stores, loja, line)
+            produto_id, grid = products.get(sku) or product_ref(products, sku, line)
+            size = grid.get(tamanho) or grid_size(grid, tamanho, sku, line)
+            quantity = int(qtd) if qtd.isdigit() and len(qtd) < 10 and qtd.isascii() else parse_qtd(qtd, line)
+            key = (day, loja_id, produto_id, size)
+            first = seen.setdefault(key, line)
+            if first != line:
+                raise ImportRejected(
+                    line, f"sales of {data} / {loja} / {sku} / {tamanho} already given on line {first}"
+                )
+        except ImportRejected as exc:
+            errors.add(exc)
+            continue
         qtds.append(quantity)
     summary.rows = rows
+    errors.raise_if_any()
     summary.scopes = len({key[:2] for key in seen})
     if not seen:
         return
@@ -328,28 +365,32 @@ def _import_sales(records: Rows, summary: ImportSummary) -> None:
     _count(summary, counts)
 
 
-def _import_campaigns(records: Rows, summary: ImportSummary) -> None:
+def _import_campaigns(records: Rows, summary: ImportSummary, errors: ImportErrors) -> None:
     stores = {codigo: i for i, codigo in db.session.execute(select(Loja.id, Loja.codigo))}
     products = {sku: i for i, sku in db.session.execute(select(Produto.id, Produto.sku))}
     wanted: dict[tuple[uuid.UUID, uuid.UUID | None, date, date], int] = {}
     for line, (sku, loja, inicio, fim) in records:
         summary.rows += 1
-        produto_id = products.get(sku)
-        if produto_id is None:
-            raise ImportRejected(line, "sku is empty" if not sku else f"unknown sku {sku!r}")
-        loja_id = None
-        if loja:
-            loja_id = stores.get(loja)
-            if loja_id is None:
-                raise ImportRejected(line, f"unknown store loja {loja!r}")
-        start = parse_date(inicio, line, "inicio")
-        end = parse_date(fim, line, "fim")
-        if end < start:
-            raise ImportRejected(line, f"fim {fim} is before inicio {inicio}")
-        key = (produto_id, loja_id, start, end)
-        first = wanted.setdefault(key, line)
-        if first != line:
-            raise ImportRejected(line, f"the same campaign already appears on line {first}")
+        try:
+            produto_id = products.get(sku)
+            if produto_id is None:
+                raise ImportRejected(line, "sku is empty" if not sku else f"unknown sku {sku!r}")
+            loja_id = None
+            if loja:
+                loja_id = stores.get(loja)
+                if loja_id is None:
+                    raise ImportRejected(line, f"unknown store loja {loja!r}")
+            start = parse_date(inicio, line, "inicio")
+            end = parse_date(fim, line, "fim")
+            if end < start:
+                raise ImportRejected(line, f"fim {fim} is before inicio {inicio}")
+            key = (produto_id, loja_id, start, end)
+            first = wanted.setdefault(key, line)
+            if first != line:
+                raise ImportRejected(line, f"the same campaign already appears on line {first}")
+        except ImportRejected as exc:
+            errors.add(exc)
+    errors.raise_if_any()
     existing = {
         tuple(row)
         for row in db.session.execute(
@@ -370,7 +411,7 @@ def _count(summary: ImportSummary, counts: SyncCounts) -> None:
     summary.unchanged, summary.removed = counts.unchanged, counts.removed
 
 
-_IMPORTERS: dict[str, Callable[[Rows, ImportSummary], None]] = {
+_IMPORTERS: dict[str, Callable[[Rows, ImportSummary, ImportErrors], None]] = {
     "stores": _import_stores,
     "products": _import_products,
     "stock": _import_stock,
@@ -393,14 +434,18 @@ def _one_import_at_a_time() -> None:
         db.session.execute(text("DELETE FROM campanhas WHERE 0 = 1"))
 
 
-def import_records(kind: str, records: Rows) -> ImportSummary:
-    """Validate and write (line number, fields in ``COLUMNS[kind]`` order) records; flushes, never commits."""
+def import_records(kind: str, records: Rows, errors: ImportErrors | None = None) -> ImportSummary:
+    """Validate and write (line number, fields in ``COLUMNS[kind]`` order) records; flushes, never commits.
+
+    Raises ``ImportRejected`` with every bad line (``errors`` holds those the reader of the
+    records met) before writing anything."""
     if kind not in _IMPORTERS:
         raise ValueError(f"unknown import kind {kind!r}; expected one of {', '.join(KINDS)}")
     _one_import_at_a_time()
+    errors = ImportErrors() if errors is None else errors
     summary = ImportSummary(kind=kind)
     started = time.perf_counter()
-    _IMPORTERS[kind](records, summary)
+    _IMPORTERS[kind](records, summary, errors)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -412,4 +457,5 @@ def import_rows(kind: str, rows: Iterable[Sequence[str]]) -> ImportSummary:
 
 def import_file(kind: str, path: str | Path, progress: Progress | None = None) -> ImportSummary:
     """Import one CSV file; ``progress`` is called with the number of bytes read since its last call."""
-    return import_records(kind, read_file(kind, path, progress))
+    errors = ImportErrors()
+    return import_records(kind, read_file(kind, path, errors, progress), errors)

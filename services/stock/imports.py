@@ -1,7 +1,8 @@
 """CSV imports with their log: the command line and the admin's upload page run the same
 validation (``importer``) and both leave a line in ``stock_import_logs``, accepted or not.
 
-A rejected file writes nothing but its log line: the import runs in a SAVEPOINT that is
+A rejected file writes nothing but its log line, which keeps every bad line the importer
+reported (``error_list``, up to its cap, and ``more_errors`` beyond it): the import runs in a SAVEPOINT that is
 rolled back, and the log is written after it, in the caller's transaction."""
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def run_import(
             summary = importer.import_file(kind, path, progress)
     except importer.ImportRejected as exc:
         log.ok, log.error_line, log.error = False, exc.line, exc.reason[:ERROR_MAX]
+        log.error_list = [{"line": e.line, "reason": e.reason[:ERROR_MAX]} for e in exc.errors]
+        log.more_errors = exc.more
     except (DBAPIError, sqlite3.Error, psycopg.Error) as exc:
         if not log_database_errors:
             raise
