@@ -170,21 +170,21 @@ def _edit_row(
 def stats():
     figures = admin.stats(current_user)
     plan_names = {plan.id: plan.name for plan in plans.list_plans()}
-    issues = figures["issues"]
+    issues = figures.issues
     charts = {
         "plans": {
-            "labels": [plan_names.get(pid, pid) for pid in figures["organizations"]["by_plan"]],
-            "values": list(figures["organizations"]["by_plan"].values()),
+            "labels": [plan_names.get(pid, pid) for pid in figures.organizations.by_plan],
+            "values": list(figures.organizations.by_plan.values()),
         },
         "issues": {
             "labels": [_("Abertas"), _("Concluídas"), _("Canceladas")],
-            "values": [issues["open"], issues["done"], issues["total"] - issues["open"] - issues["done"]],
+            "values": [issues.open, issues.done, issues.total - issues.open - issues.done],
         },
         "users": {
             "labels": [_("Ativas em 30 dias"), _("Sem atividade recente")],
             "values": [
-                figures["users"]["active_last_30d"],
-                figures["users"]["total"] - figures["users"]["active_last_30d"],
+                figures.users.active_last_30d,
+                figures.users.total - figures.users.active_last_30d,
             ],
         },
     }
@@ -344,7 +344,7 @@ def update_plan(plan_id: str):
 def workspaces():
     def organization_names(page: Page, query: dict) -> dict:
         organizations = admin.organizations_by_id(
-            [row["organization_id"] for row in page.items] + [query.get("organization_id")]
+            [row.organization_id for row in page.items] + [query.get("organization_id")]
         )
         return {"organization": organizations.get(query.get("organization_id")), "org_of": organizations.get}
 
@@ -378,4 +378,4 @@ def update_workspace(workspace_id: uuid.UUID):
 
 def _workspace_row(row: dict, **context) -> dict:
     """What a workspace's row shows: the row and its organization's name."""
-    return {"ws": row, "org_of": admin.organizations_by_id([row["organization_id"]]).get, **context}
+    return {"ws": row, "org_of": admin.organizations_by_id([row.organization_id]).get, **context}

@@ -69,10 +69,10 @@ def _index_context(
 ) -> dict:
     mine = workspaces.list_workspaces(current_user)
     orgs = accounts.my_organizations(current_user)
-    by_org = {org["id"]: {"org": org, "workspaces": []} for org in orgs}
+    by_org = {org.id: {"org": org, "workspaces": []} for org in orgs}
     for workspace in mine:
         by_org[workspace.organization_id]["workspaces"].append(workspace)
-    manageable = [org for org in orgs if org["role"] in ("owner", "admin") and not org["suspended"]]
+    manageable = [org for org in orgs if org.role in ("owner", "admin") and not org.suspended]
     return {
         "groups": list(by_org.values()),
         "invitations": organizations.my_invitations(current_user),
@@ -126,7 +126,7 @@ def create_organization():
             status=refusal.status,
             **_index_context(org_form=form, org_errors=refusal.errors),
         )
-    return after_change("tracker_pages.workspace", slug=created["workspace"].slug)
+    return after_change("tracker_pages.workspace", slug=created.workspace.slug)
 
 
 def _workspace_context(slug: str, form: dict | None = None, errors: dict | None = None) -> dict:

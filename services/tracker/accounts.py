@@ -9,7 +9,10 @@ from __future__ import annotations
 import re
 import secrets
 import unicodedata
+import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TypeVar
 
 from sqlalchemy import exists, select
@@ -128,42 +131,77 @@ def register(name: str, email: str, password: str) -> tuple[User, str, str]:
     return user, *auth_service.issue_tokens(user)
 
 
-def my_organizations(user: User) -> list[dict]:
+@dataclass(frozen=True)
+class MyOrganization:
+    """An organization as one of its members sees it in their list: with their role."""
+
+    id: uuid.UUID
+    name: str
+    slug: str
+    role: str
+    plan: str
+    suspended: bool
+    workspace: Workspace | None = None  # the default workspace, when it was just created
+
+    @classmethod
+    def of(cls, organization: Organization, role: str, workspace: Workspace | None = None) -> MyOrganization:
+        return cls(
+            id=organization.id,
+            name=organization.name,
+            slug=organization.slug,
+            role=role,
+            plan=organization.plan_id,
+            suspended=organization.suspended,
+            workspace=workspace,
+        )
+
+
+def my_organizations(user: User) -> list[MyOrganization]:
     rows = db.session.execute(
         select(Organization, Membership.role)
         .join(Membership, Membership.organization_id == Organization.id)
         .where(Membership.user_id == user.id)
         .order_by(Organization.created_at, Organization.name)
     ).all()
-    return [
-        {
-            "id": org.id,
-            "name": org.name,
-            "slug": org.slug,
-            "role": role,
-            "plan": org.plan_id,
-            "suspended": org.suspended,
-        }
-        for org, role in rows
-    ]
+    return [MyOrganization.of(org, role) for org, role in rows]
 
 
-def account_fields(user: User) -> dict:
+@dataclass(frozen=True)
+class Account:
     """What both the account's own profile and the superadmin's list of users show of it."""
-    return {
-        "id": user.id,
-        "name": user.name,
-        "email": user.email,
-        "avatar_url": user.avatar_url,
-        "created_at": user.created_at,
-        "superadmin": auth_service.is_superadmin(user),
-    }
+
+    id: uuid.UUID
+    name: str
+    email: str
+    avatar_url: str | None
+    created_at: datetime
+    superadmin: bool
+
+    @staticmethod
+    def fields(user: User) -> dict:
+        return {
+            "id": user.id,
+            "name": user.name,
+            "email": user.email,
+            "avatar_url": user.avatar_url,
+            "created_at": user.created_at,
+            "superadmin": auth_service.is_superadmin(user),
+        }
 
 
-def me(user: User) -> dict:
-    return {
-        **account_fields(user),
-        "email_verified": user.email_verified_at is not None,
-        "pending_email": user.pending_email,
-        "organizations": my_organizations(user),
-    }
+@dataclass(frozen=True)
+class Me(Account):
+    """The signed-in account's own profile, with its organizations."""
+
+    email_verified: bool = False
+    pending_email: str | None = None
+    organizations: list[MyOrganization] = field(default_factory=list)
+
+
+def me(user: User) -> Me:
+    return Me(
+        **Account.fields(user),
+        email_verified=user.email_verified_at is not None,
+        pending_email=user.pending_email,
+        organizations=my_organizations(user),
+    )

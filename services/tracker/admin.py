@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Select, func, select
@@ -22,7 +22,7 @@ from services import auth as auth_service
 from services.errors import ForbiddenError, NotFoundError
 from services.text import contains_any
 from services.tracker import audit, plans
-from services.tracker.accounts import account_fields
+from services.tracker.accounts import Account
 from services.tracker.workspaces import apply_workspace_changes
 
 MAX_PER_PAGE = 100
@@ -42,6 +42,73 @@ class Page:
         return max(1, -(-self.total // self.per_page))
 
 
+@dataclass(frozen=True)
+class Total:
+    total: int
+
+
+@dataclass(frozen=True)
+class OrganizationFigures:
+    total: int
+    by_plan: dict[str, int]  # plan id -> organizations on it (every plan, zero included)
+
+
+@dataclass(frozen=True)
+class UserFigures:
+    total: int
+    active_last_30d: int
+
+
+@dataclass(frozen=True)
+class IssueFigures:
+    total: int
+    open: int  # neither done nor cancelled
+    done: int
+
+
+@dataclass(frozen=True)
+class PlatformStats:
+    organizations: OrganizationFigures
+    users: UserFigures
+    workspaces: Total
+    projects: Total
+    issues: IssueFigures
+    storage_used_bytes: int
+
+
+@dataclass(frozen=True)
+class UserRow(Account):
+    """An account as the superadmin's list shows it."""
+
+    banned: bool = False
+    organization_count: int = 0
+
+
+@dataclass(frozen=True)
+class OrganizationRow:
+    id: uuid.UUID
+    name: str
+    slug: str
+    plan: str
+    suspended: bool
+    member_count: int
+    issue_count: int
+    limits: dict
+    features: dict
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class WorkspaceRow:
+    id: uuid.UUID
+    name: str
+    slug: str
+    organization_id: uuid.UUID
+    project_count: int
+    issue_count: int
+    created_at: datetime
+
+
 def require_superadmin(user: User) -> None:
     if not auth_service.is_superadmin(user):
         raise ForbiddenError("Only platform administrators can do this", reason="superadmins_only")
@@ -55,7 +122,7 @@ def _paginate(query: Select, args: dict) -> Page:
     return Page(items=items, total=total, page=page, per_page=per_page)
 
 
-def stats(actor: User) -> dict:
+def stats(actor: User) -> PlatformStats:
     require_superadmin(actor)
 
     def count(model, *where) -> int:
@@ -76,27 +143,21 @@ def stats(actor: User) -> dict:
     done = issues_by_category.get("done", 0)
     cancelled = issues_by_category.get("cancelled", 0)
     total_issues = sum(issues_by_category.values())
-    return {
-        "organizations": {"total": count(Organization), "by_plan": by_plan},
-        "users": {
-            "total": count(User),
-            "active_last_30d": count(User, User.last_seen_at >= utcnow() - ACTIVE_WINDOW),
-        },
-        "workspaces": {"total": count(Workspace)},
-        "projects": {"total": count(Project)},
-        # Open: neither done nor cancelled.
-        "issues": {"total": total_issues, "open": total_issues - done - cancelled, "done": done},
-        "storage_used_bytes": int(db.session.scalar(select(plans.storage_expression())) or 0)
+    return PlatformStats(
+        organizations=OrganizationFigures(total=count(Organization), by_plan=by_plan),
+        users=UserFigures(
+            total=count(User), active_last_30d=count(User, User.last_seen_at >= utcnow() - ACTIVE_WINDOW)
+        ),
+        workspaces=Total(count(Workspace)),
+        projects=Total(count(Project)),
+        issues=IssueFigures(total=total_issues, open=total_issues - done - cancelled, done=done),
+        storage_used_bytes=int(db.session.scalar(select(plans.storage_expression())) or 0)
         + int(db.session.scalar(select(plans.comment_storage_expression())) or 0),
-    }
+    )
 
 
-def _user_row(user: User, organization_count: int) -> dict:
-    return {
-        **account_fields(user),
-        "banned": user.banned,
-        "organization_count": organization_count,
-    }
+def _user_row(user: User, organization_count: int) -> UserRow:
+    return UserRow(**Account.fields(user), banned=user.banned, organization_count=organization_count)
 
 
 def _organization_count(user_id: uuid.UUID) -> int:
@@ -127,7 +188,7 @@ def _existing(model, row_id: uuid.UUID, message: str, *, not_found_reason: str):
 
 def _counted_row(
     model, counts: tuple, build, row_id: uuid.UUID, message: str, *, not_found_reason: str
-) -> dict:
+) -> Any:
     """One row as its list shows it, with the counts the list adds to it."""
     found = _existing(model, row_id, message, not_found_reason=not_found_reason)
     return build(*db.session.execute(select(model, *counts).where(model.id == found.id)).one())
@@ -137,12 +198,12 @@ def _user(user_id: uuid.UUID) -> User:
     return _existing(User, user_id, "User not found", not_found_reason="user_not_found")
 
 
-def user_row(user_id: uuid.UUID) -> dict:
+def user_row(user_id: uuid.UUID) -> UserRow:
     """One user as the list shows it."""
     return _user_row(_user(user_id), _organization_count(user_id))
 
 
-def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> dict:
+def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> UserRow:
     """Ban or unban, grant or take superadmin. Nobody bans or demotes themselves."""
     require_superadmin(admin)
     user = _user(user_id)
@@ -159,19 +220,19 @@ def update_user(admin: User, user_id: uuid.UUID, changes: dict) -> dict:
     return _user_row(user, _organization_count(user.id))
 
 
-def _organization_row(organization: Organization, member_count: int, issue_count: int) -> dict:
-    return {
-        "id": organization.id,
-        "name": organization.name,
-        "slug": organization.slug,
-        "plan": organization.plan_id,
-        "suspended": organization.suspended,
-        "member_count": member_count,
-        "issue_count": issue_count,
-        "limits": organization.plan_limits,
-        "features": organization.plan_features,
-        "created_at": organization.created_at,
-    }
+def _organization_row(organization: Organization, member_count: int, issue_count: int) -> OrganizationRow:
+    return OrganizationRow(
+        id=organization.id,
+        name=organization.name,
+        slug=organization.slug,
+        plan=organization.plan_id,
+        suspended=organization.suspended,
+        member_count=member_count,
+        issue_count=issue_count,
+        limits=organization.plan_limits,
+        features=organization.plan_features,
+        created_at=organization.created_at,
+    )
 
 
 def _org_counts():
@@ -209,7 +270,7 @@ def list_organizations(actor: User, args: dict) -> Page:
     return _counted_list(Organization, _org_counts(), _organization_row, args, (Organization.plan_id, "plan"))
 
 
-def organization_row(organization_id: uuid.UUID) -> dict:
+def organization_row(organization_id: uuid.UUID) -> OrganizationRow:
     """One organization as the list shows it."""
     return _counted_row(
         Organization,
@@ -229,7 +290,7 @@ def organizations_by_id(organization_ids) -> dict[uuid.UUID, Organization]:
     return {org.id: org for org in db.session.scalars(select(Organization).where(Organization.id.in_(ids)))}
 
 
-def update_organization(actor: User, organization_id: uuid.UUID, changes: dict) -> dict:
+def update_organization(actor: User, organization_id: uuid.UUID, changes: dict) -> OrganizationRow:
     """Change plan (copying the plan's current limits) and suspension."""
     require_superadmin(actor)
     organization = _existing(
@@ -273,16 +334,16 @@ def _audit_organization_change(
         log("organization.renamed", "name")
 
 
-def _workspace_row(workspace: Workspace, project_count: int, issue_count: int) -> dict:
-    return {
-        "id": workspace.id,
-        "name": workspace.name,
-        "slug": workspace.slug,
-        "organization_id": workspace.organization_id,
-        "project_count": project_count,
-        "issue_count": issue_count,
-        "created_at": workspace.created_at,
-    }
+def _workspace_row(workspace: Workspace, project_count: int, issue_count: int) -> WorkspaceRow:
+    return WorkspaceRow(
+        id=workspace.id,
+        name=workspace.name,
+        slug=workspace.slug,
+        organization_id=workspace.organization_id,
+        project_count=project_count,
+        issue_count=issue_count,
+        created_at=workspace.created_at,
+    )
 
 
 def _workspace_counts():
@@ -310,7 +371,7 @@ def list_workspaces(actor: User, args: dict) -> Page:
     )
 
 
-def workspace_row(workspace_id: uuid.UUID) -> dict:
+def workspace_row(workspace_id: uuid.UUID) -> WorkspaceRow:
     """One workspace as the list shows it."""
     return _counted_row(
         Workspace,
@@ -322,7 +383,7 @@ def workspace_row(workspace_id: uuid.UUID) -> dict:
     )
 
 
-def update_workspace(actor: User, workspace_id: uuid.UUID, changes: dict) -> dict:
+def update_workspace(actor: User, workspace_id: uuid.UUID, changes: dict) -> WorkspaceRow:
     require_superadmin(actor)
     workspace = _existing(
         Workspace, workspace_id, "Workspace not found", not_found_reason="workspace_not_found"

@@ -24,20 +24,12 @@ from services.tracker import accounts, audit, notifications, plans
 from services.tracker.access import MANAGE, READ, organization_access
 
 
-def create_organization(user: User, name: str) -> dict:
+def create_organization(user: User, name: str) -> accounts.MyOrganization:
     """A signed-in person starts an organization, as registration does: they own it, it is on
     the default plan, and it has a workspace named after it."""
     organization = accounts.create_organization(name, user)
     workspace = accounts.create_workspace(organization, name)
-    return {
-        "id": organization.id,
-        "name": organization.name,
-        "slug": organization.slug,
-        "role": "owner",
-        "plan": organization.plan_id,
-        "suspended": organization.suspended,
-        "workspace": workspace,
-    }
+    return accounts.MyOrganization.of(organization, "owner", workspace)
 
 
 def get_organization(user: User, organization_id: uuid.UUID) -> tuple[Organization, str]:

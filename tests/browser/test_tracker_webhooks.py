@@ -22,7 +22,7 @@ def _owner_with_project() -> tuple[str, str]:
         user, slug, {"name": "Loja Virtual", "key": "WEB", "description": None}
     )
     db.session.flush()
-    return accounts.my_organizations(user)[0]["id"], (user.id, slug, project.id)
+    return accounts.my_organizations(user)[0].id, (user.id, slug, project.id)
 
 
 def _issue(owner_id, slug, project_id, title: str) -> None:
