@@ -64,7 +64,10 @@ def test_a_mention_and_an_assignment_reach_the_smtp_server_once(client, runner, 
     assert counts[0] == len(sink.messages) >= 1
     by_address = {message["To"]: message for message in sink.messages}
     assert member.email in by_address
-    assert all(recipients == [message["To"]] for recipients, message in zip(sink.recipients, sink.messages))
+    assert all(
+        recipients == [message["To"]]
+        for recipients, message in zip(sink.recipients, sink.messages, strict=True)
+    )
     # Assigned, then a comment on the issue: one message for the burst.
     assert by_address[member.email]["Subject"] == "Giro: 2 novidades nas suas issues"
     assert f"/issues/{issue['key']}" in by_address[member.email].get_content()
