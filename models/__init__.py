@@ -20,12 +20,15 @@ from models.tracker import (
     Workspace,
 )
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
+from models.tracker_fields import CustomField, CustomFieldValue
 from models.tracker_webhooks import Webhook, WebhookDelivery
 
 __all__ = [
     "AcaoRecomendacao",
     "Campanha",
     "Comment",
+    "CustomField",
+    "CustomFieldValue",
     "Estoque",
     "Invitation",
     "Issue",

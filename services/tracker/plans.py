@@ -144,3 +144,22 @@ def ensure_within_limit(organization: Organization, resource: str, adding: int =
             plan=organization.plan_id,
             reason="plan_limit_reached",
         )
+
+
+def plans_with_feature(feature: str) -> list[Plan]:
+    """The plans that include ``feature`` today, cheapest first."""
+    return [plan for plan in list_plans() if plan.features.get(feature)]
+
+
+def ensure_feature(organization: Organization, feature: str) -> None:
+    """Refuse (402) what the organization's plan does not include; ``details`` names the feature
+    and the plans that include it."""
+    if organization.plan_features.get(feature):
+        return
+    offering = plans_with_feature(feature)
+    raise PlanLimitError(
+        f"The {organization.plan_id} plan of this organization does not include {feature}",
+        reason="feature_not_in_plan",
+        params={"plans": ", ".join(plan.name for plan in offering) or "-"},
+        details={"feature": feature, "plan": organization.plan_id, "available_in": [p.id for p in offering]},
+    )
