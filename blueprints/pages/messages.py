@@ -76,6 +76,23 @@ REASON_TEXT = {
     "comment_not_found": _l("Comentário não encontrado."),
     "comment_edit_author_only": _l("Só o autor pode editar um comentário."),
     "comment_delete_forbidden": _l("Só o autor, um dono ou um admin pode excluir um comentário."),
+    # tracker: plan features and custom fields
+    "feature_not_in_plan": _l(
+        "O plano desta organização não inclui este recurso; ele faz parte dos planos %(plans)s."
+    ),
+    "custom_field_not_found": _l("Campo personalizado não encontrado."),
+    "custom_field_slug_taken": _l("Já existe um campo com esse nome neste projeto."),
+    "custom_field_limit": _l("Um projeto tem no máximo %(limit)s campos personalizados."),
+    "field_name_unusable": _l("O nome precisa ter pelo menos uma letra ou um dígito."),
+    "options_required": _l("Um campo de seleção precisa de pelo menos uma opção."),
+    "options_repeated": _l("As opções não podem se repetir."),
+    "options_unused": _l("Só campos de seleção têm opções."),
+    "custom_field_unknown": _l("Campo personalizado inexistente neste projeto."),
+    "custom_field_required": _l("Campo obrigatório."),
+    "custom_field_text_invalid": _l("Texto inválido."),
+    "custom_field_number_invalid": _l("Informe um número."),
+    "custom_field_date_invalid": _l("Informe uma data válida."),
+    "custom_field_option_invalid": _l("Escolha uma das opções do campo."),
     # tracker: webhooks
     "webhook_not_found": _l("Webhook não encontrado."),
     "webhook_limit": _l("Uma organização tem no máximo %(limit)s webhooks."),

@@ -152,7 +152,7 @@ def create_field(user: User, slug: str, project_id: uuid.UUID, definition: Field
     return field
 
 
-def _field(project: Project, field_id: uuid.UUID) -> CustomField:
+def _field_of(project: Project, field_id: uuid.UUID) -> CustomField:
     field = db.session.get(CustomField, field_id)
     if field is None or field.project_id != project.id:
         raise NotFoundError("Custom field not found", reason="custom_field_not_found")
@@ -168,7 +168,7 @@ def update_field(
     """
     project, access = project_access(user, slug, project_id, MANAGE)
     plans.ensure_feature(access.organization, FEATURE)
-    field = _field(project, field_id)
+    field = _field_of(project, field_id)
     if "name" in changes:
         field.name = changes["name"]
     if "required" in changes:
@@ -191,7 +191,7 @@ def delete_field(user: User, slug: str, project_id: uuid.UUID, field_id: uuid.UU
     """The field and every value issues gave it."""
     project, access = project_access(user, slug, project_id, MANAGE)
     plans.ensure_feature(access.organization, FEATURE)
-    field = _field(project, field_id)
+    field = _field_of(project, field_id)
     db.session.execute(
         delete(CustomFieldValue)
         .where(CustomFieldValue.field_id == field.id)
@@ -204,8 +204,19 @@ def delete_field(user: User, slug: str, project_id: uuid.UUID, field_id: uuid.UU
 # -- values -----------------------------------------------------------------
 
 
-def _error(slug: str, message: str, reason: str) -> FieldError:
-    return FieldError(("body", "custom_fields", slug), message, reason=reason)
+def _value_loc(slug: str) -> tuple[str, ...]:
+    return ("body", "custom_fields", slug)
+
+
+def _invalid(loc: tuple[str, ...], field: CustomField, message: str) -> FieldError:
+    """A value of the wrong kind for ``field``, with the reason its type gives."""
+    if field.type == "text":
+        return FieldError(loc, message, reason="custom_field_text_invalid")
+    if field.type == "number":
+        return FieldError(loc, message, reason="custom_field_number_invalid")
+    if field.type == "date":
+        return FieldError(loc, message, reason="custom_field_date_invalid")
+    return FieldError(loc, message, reason="custom_field_option_invalid")
 
 
 def _parse(field: CustomField, raw: Any) -> Any:
@@ -255,12 +266,6 @@ def _date(text: str) -> date:
     except ValueError:
         pass
     raise ValueError("Must be a date as YYYY-MM-DD")
-
-
-def _reason(field: CustomField) -> str:
-    return (
-        "custom_field_option_invalid" if field.type in SELECT_TYPES else f"custom_field_{field.type}_invalid"
-    )
 
 
 def _rows(issue_id: uuid.UUID, field: CustomField, value: Any) -> list[CustomFieldValue]:
@@ -316,21 +321,31 @@ def write_values(
     for key, value in (raw or {}).items():
         field = by_key.get(key)
         if field is None:
-            errors.append(_error(key, "No such custom field in this project", "custom_field_unknown"))
+            errors.append(
+                FieldError(
+                    _value_loc(key), "No such custom field in this project", reason="custom_field_unknown"
+                )
+            )
             continue
         try:
             stored = _parse(field, value)
         except ValueError as exc:
-            errors.append(_error(field.slug, str(exc), _reason(field)))
+            errors.append(_invalid(_value_loc(field.slug), field, str(exc)))
             continue
         if stored is None and field.required:
-            errors.append(_error(field.slug, "This field is required", "custom_field_required"))
+            errors.append(
+                FieldError(_value_loc(field.slug), "This field is required", reason="custom_field_required")
+            )
             continue
         parsed[field.id] = (field, stored)
     if creating:
         for field in fields:
             if field.required and field.id not in parsed:
-                errors.append(_error(field.slug, "This field is required", "custom_field_required"))
+                errors.append(
+                    FieldError(
+                        _value_loc(field.slug), "This field is required", reason="custom_field_required"
+                    )
+                )
     if errors:
         raise ValidationFailed(errors)
     if not parsed:
@@ -397,8 +412,7 @@ def attach(views: list) -> None:
 # -- list filter --------------------------------------------------------------
 
 
-def _filter_error(term: str, message: str, reason: str) -> FieldError:
-    return FieldError(("query", "custom_field"), f"{term!r}: {message}", reason=reason)
+FILTER_LOC = ("query", "custom_field")
 
 
 def conditions(project: Project, organization: Organization, terms: list[str] | None) -> list:
@@ -419,8 +433,10 @@ def conditions(project: Project, organization: Organization, terms: list[str] | 
         field = fields.get(field_slug)
         if not sep or field is None:
             errors.append(
-                _filter_error(
-                    term, "Expected <slug>:<value> naming a field of this project", "custom_field_unknown"
+                FieldError(
+                    FILTER_LOC,
+                    f"{term!r}: expected <slug>:<value> naming a field of this project",
+                    reason="custom_field_unknown",
                 )
             )
             continue
@@ -437,7 +453,9 @@ def conditions(project: Project, organization: Organization, terms: list[str] | 
                     raise ValueError
                 column, value = CustomFieldValue.text_value, text
         except ValueError:
-            errors.append(_filter_error(term, f"Not a valid value for a {field.type} field", _reason(field)))
+            errors.append(
+                _invalid(FILTER_LOC, field, f"{term!r}: not a valid value for a {field.type} field")
+            )
             continue
         found.append(
             exists().where(
