@@ -28,7 +28,7 @@ from blueprints.pages.common import (
     render_page,
     wants_fragment,
 )
-from blueprints.pages.messages import schema_errors, status_name
+from blueprints.pages.messages import domain_errors, schema_errors, status_name
 from blueprints.pages.tracker_common import (
     PRIORITY_ORDER,
     PRIORITY_TEXT,
@@ -44,7 +44,7 @@ from schemas.tracker.collab import OrganizationCreate
 from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
 from schemas.tracker.tenancy import ProjectCreate, WorkspaceCreate
 from services.errors import DomainError
-from services.tracker import accounts, issues, organizations, workspaces
+from services.tracker import accounts, custom_fields, issues, organizations, workspaces
 from services.tracker.access import READ, WRITE, project_access, workspace_access
 from services.tracker.issues import IssueView
 from services.tracker.workspaces import ProjectView
@@ -338,7 +338,7 @@ def new_issue(slug: str, project_id: uuid.UUID):
 
 # --- list --------------------------------------------------------------------------------------
 
-LIST_MULTI = ("status_id", "priority", "type", "label_id")
+LIST_MULTI = ("status_id", "priority", "type", "label_id", "custom_field")
 LIST_SINGLE = ("assignee_id", "parent_id", "q", "order_by", "order", "page", "per_page")
 
 
@@ -369,16 +369,28 @@ def issue_list(slug: str, project_id: uuid.UUID):
         errors = schema_errors(exc)
         filters = {"order_by": "created_at", "order": "desc", "page": 1, "per_page": 50}
     else:
-        result = issues.list_issues(current_user, slug, project_id, filters)
+        try:
+            result = issues.list_issues(current_user, slug, project_id, filters)
+        except DomainError as exc:
+            if exc.status == 404:
+                raise
+            errors = domain_errors(exc)
     members = organizations.list_members(current_user, page.access.organization.id)
+    field_defs = custom_fields.fields_of(page.project, page.access.organization)
+    # Extra columns, chosen per view in the address: cols=slug1,slug2 (or cols repeated).
+    wanted = {slug for value in request.args.getlist("cols") for slug in value.split(",") if slug.strip()}
+    columns = [field for field in field_defs if field.slug in wanted]
     labels = workspaces.list_labels(current_user, slug, project_id)
     parent = issues.issue_in_project(current_user, slug, project_id, filters.get("parent_id"))
     base_args = {k: v for k, v in raw.items() if k != "page"}
+    if columns:
+        base_args["cols"] = ",".join(field.slug for field in columns)
     options = {
         "status": [(str(s.id), status_name(s.name)) for s in page.statuses],
         "priority": [(p, str(PRIORITY_TEXT[p])) for p in PRIORITY_ORDER],
         "type": [(t, str(TYPE_TEXT[t])) for t in ISSUE_TYPES],
         "label": [(str(label.id), label.name) for label in labels],
+        "cols": [(field.slug, field.name) for field in field_defs],
     }
     return render_page(
         "tracker/list.html",
@@ -396,6 +408,7 @@ def issue_list(slug: str, project_id: uuid.UUID):
         labels=labels,
         parent=parent,
         options=options,
+        columns=columns,
         page_sizes=LIST_PAGE_SIZES,
         issues_url=url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
     )

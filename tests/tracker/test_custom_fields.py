@@ -4,44 +4,22 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tracker.custom_fields_support import fields_url, make_field, on_plan
 from tests.tracker.support import (
-    API,
     add_member,
     assert_error,
     issues_url,
     make_issue,
     make_project,
-    project_url,
     register,
-    superadmin,
 )
-
-
-def _on_plan(client, tenant, plan: str = "pro") -> None:
-    # One superadmin per test's client: the address registers once.
-    root = getattr(client, "custom_fields_root", None) or superadmin(client)
-    client.custom_fields_root = root
-    response = client.patch(
-        f"{API}/admin/organizations/{tenant.org_id}", json={"plan": plan}, headers=root.headers
-    )
-    assert response.status_code == 200, response.get_json()
-
-
-def fields_url(tenant, project) -> str:
-    return project_url(tenant, project) + "/custom-fields"
-
-
-def make_field(client, tenant, project, **body) -> dict:
-    response = client.post(fields_url(tenant, project), json=body, headers=tenant.headers)
-    assert response.status_code == 201, response.get_json()
-    return response.get_json()
 
 
 @pytest.fixture
 def setup(client):
     """An owner on the pro plan with a project carrying one field of each type."""
     owner = register(client)
-    _on_plan(client, owner)
+    on_plan(client, owner)
     project = make_project(client, owner)
     make_field(client, owner, project, name="Cliente afetado", type="text")
     make_field(client, owner, project, name="Pontos", type="number")
@@ -130,7 +108,7 @@ def test_roles_and_isolation(client, setup):
         )
         assert_error(client.delete(f"{url}/{field_id}", headers=person.headers), 403, "FORBIDDEN")
     # Another organization's project, even on a plan with the feature, is 404.
-    _on_plan(client, stranger)
+    on_plan(client, stranger)
     assert_error(client.get(url, headers=stranger.headers), 404, "NOT_FOUND")
     assert_error(
         client.post(url, json={"name": "Y", "type": "text"}, headers=stranger.headers), 404, "NOT_FOUND"
@@ -172,7 +150,7 @@ def test_a_plan_losing_the_feature_hides_values(client, setup):
     owner, project = setup
     issue = make_issue(client, owner, project, custom_fields={"pontos": 3})
     assert issue["custom_fields"]["pontos"] == 3
-    _on_plan(client, owner, "free")
+    on_plan(client, owner, "free")
     read = client.get(f"{issues_url(owner, project)}/{issue['key']}", headers=owner.headers).get_json()
     assert read["custom_fields"] == {}
     patched = client.patch(
