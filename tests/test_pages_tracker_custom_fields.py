@@ -144,3 +144,21 @@ def test_list_columns_and_filter_in_the_address(client):
     assert "Checkout" in filtered and "Vitrine" not in filtered
     bad = client.get(f"{issues_path}?custom_field=nada:1")
     assert bad.status_code == 400 and "Campo personalizado inexistente" in bad.get_data(as_text=True)
+
+
+def test_the_timeline_tells_custom_field_changes(client):
+    owner = register(client)
+    on_plan(client, owner)
+    project = make_project(client, owner)
+    make_field(client, owner, project, name="Regiões", type="multi_select", options=["sul", "norte"])
+    issue = make_issue(client, owner, project)
+    changed = client.patch(
+        f"{issues_url(owner, project)}/{issue['key']}",
+        json={"custom_fields": {"regioes": ["sul", "norte"]}},
+        headers=owner.headers,
+    )
+    assert changed.status_code == 200
+    sign_in(client, owner)
+    _, issues_path = _paths(owner, project)
+    page = client.get(f"{issues_path}/{issue['key']}").get_data(as_text=True)
+    assert "mudou regioes de" in page and "sul, norte" in page

@@ -340,3 +340,37 @@ def test_deleting_a_field_or_an_option_deletes_its_values(client, setup):
     # Recreated with the same name: a new, empty field.
     make_field(client, owner, project, name="Canal", type="select", options=["app"])
     assert client.get(url, headers=owner.headers).get_json()["custom_fields"]["canal"] is None
+
+
+def test_a_page_of_issues_reads_its_values_in_one_query(client, app, setup):
+    from sqlalchemy import event
+
+    from extensions import db
+
+    owner, project = setup
+    for n in range(12):
+        make_issue(client, owner, project, custom_fields={"pontos": n, "regioes": ["sul", "norte"], "canal": "app"})
+    plain_owner = register(client)
+    plain_project = make_project(client, plain_owner)
+    for _ in range(12):
+        make_issue(client, plain_owner, plain_project)
+
+    def statements(url: str, headers: dict) -> int:
+        seen: list[str] = []
+
+        def count(conn, cursor, statement, *args):
+            seen.append(statement)
+
+        with app.app_context():
+            engine = db.engine
+        event.listen(engine, "before_cursor_execute", count)
+        try:
+            response = client.get(url, headers=headers)
+        finally:
+            event.remove(engine, "before_cursor_execute", count)
+        assert response.status_code == 200
+        return len(seen)
+
+    with_fields = statements(issues_url(owner, project), owner.headers)
+    without = statements(issues_url(plain_owner, plain_project), plain_owner.headers)
+    assert with_fields == without + 1
