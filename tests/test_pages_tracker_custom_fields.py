@@ -162,3 +162,34 @@ def test_the_timeline_tells_custom_field_changes(client):
     _, issues_path = _paths(owner, project)
     page = client.get(f"{issues_path}/{issue['key']}").get_data(as_text=True)
     assert "mudou regioes de" in page and "sul, norte" in page
+
+
+def test_the_new_issue_page_sets_custom_fields(client):
+    owner = register(client)
+    on_plan(client, owner)
+    project = make_project(client, owner)
+    make_field(client, owner, project, name="Canal", type="select", options=["loja", "site"], required=True)
+    make_field(client, owner, project, name="Pontos", type="number")
+    csrf = sign_in(client, owner)
+    _, issues_path = _paths(owner, project)
+    form_page = client.get(f"{issues_path}/new").get_data(as_text=True)
+    assert 'name="cf.canal"' in form_page and 'name="cf.pontos"' in form_page
+    create = f"/tracker/w/{owner.slug}/p/{project['id']}/issues"
+    missing = client.post(
+        create,
+        data={"title": "Sem canal", "custom_fields_present": "1", "cf.canal": "", "cf.pontos": "4"},
+        headers=csrf,
+    )
+    assert missing.status_code == 422
+    text = missing.get_data(as_text=True)
+    assert 'id="cf-canal-error"' in text and "Campo obrigatório." in text and 'value="4"' in text
+    made = client.post(
+        create,
+        data={"title": "Com canal", "custom_fields_present": "1", "cf.canal": "site", "cf.pontos": "4"},
+        headers=csrf,
+    )
+    assert made.status_code in (302, 303)
+    listed = client.get(issues_url(owner, project), headers=owner.headers).get_json()["issues"]
+    assert [(i["title"], i["custom_fields"]) for i in listed] == [
+        ("Com canal", {"canal": "site", "pontos": 4})
+    ]

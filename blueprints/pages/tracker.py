@@ -38,7 +38,7 @@ from blueprints.pages.tracker_common import (
     issue_form_data,
     load_project,
 )
-from blueprints.pages.tracker_issue import issue_block
+from blueprints.pages.tracker_issue import custom_field_changes, issue_block
 from models.tracker import ISSUE_TYPES
 from schemas.tracker.collab import OrganizationCreate
 from schemas.tracker.issues import IssueCreate, IssueListQuery, IssueWrite
@@ -291,6 +291,8 @@ def create_issue(slug: str, project_id: uuid.UUID):
     data = {k: v for k, v in issue_form_data(request.form, fields).items() if v is not None}
     render_error = _create_error_renderer(slug, project_id, source, request.form.get("title", ""))
     try:
+        if "custom_fields_present" in request.form:
+            data["custom_fields"] = custom_field_changes(slug, project_id)
         issue = issues.create_issue(current_user, slug, project_id, IssueCreate().load(data))
     except (ValidationError, DomainError) as exc:
         refusal = refused(exc)
@@ -317,15 +319,32 @@ def _create_error_renderer(
         return render_page(
             "tracker/new_issue.html",
             status=status,
-            **new_issue_context(slug, project_id, {"title": title}, errors),
+            **new_issue_context(slug, project_id, {"title": title}, errors, request.form),
         )
 
     return render
 
 
-def new_issue_context(slug: str, project_id: uuid.UUID, form: dict, errors: dict) -> dict:
+def new_issue_context(slug: str, project_id: uuid.UUID, form: dict, errors: dict, sent=None) -> dict:
     page = load_project(slug, project_id)
-    return {"page": page, "project": page.project, "slug": slug, "form": form, "errors": errors}
+    field_defs = custom_fields.fields_of(page.project, page.access.organization)
+    # What was typed in the custom fields, shown again when the form is refused.
+    typed = {
+        field.slug: (
+            sent.getlist(f"cf.{field.slug}") if field.type == "multi_select" else sent.get(f"cf.{field.slug}")
+        )
+        for field in field_defs
+        if sent is not None
+    }
+    return {
+        "page": page,
+        "project": page.project,
+        "slug": slug,
+        "form": form,
+        "errors": errors,
+        "field_defs": field_defs,
+        "typed_fields": typed,
+    }
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/new")

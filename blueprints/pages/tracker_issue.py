@@ -140,7 +140,7 @@ def _form_number(text: str):
     return int(number) if number.is_integer() and abs(number) < 1e15 else number
 
 
-def _custom_field_changes(slug: str, project_id: uuid.UUID) -> dict:
+def custom_field_changes(slug: str, project_id: uuid.UUID) -> dict:
     """The custom fields the form shows (``cf.<slug>``), as the API's ``custom_fields`` object."""
     page = load_project(slug, project_id)
     values: dict = {}
@@ -182,7 +182,7 @@ def update_issue(slug: str, project_id: uuid.UUID, key: str):
         if "parent_key" in request.form:
             changes["parent_id"] = _parent_change(slug, project_id, request.form.get("parent_key", ""))
         if "custom_fields_present" in request.form:
-            changes["custom_fields"] = _custom_field_changes(slug, project_id)
+            changes["custom_fields"] = custom_field_changes(slug, project_id)
         updated = issues.update_issue(current_user, slug, project_id, key, IssueWrite().load(changes))
     except InvalidField as exc:
         errors, status = {exc.field: exc.message}, 422

@@ -349,7 +349,9 @@ def test_a_page_of_issues_reads_its_values_in_one_query(client, app, setup):
 
     owner, project = setup
     for n in range(12):
-        make_issue(client, owner, project, custom_fields={"pontos": n, "regioes": ["sul", "norte"], "canal": "app"})
+        make_issue(
+            client, owner, project, custom_fields={"pontos": n, "regioes": ["sul", "norte"], "canal": "app"}
+        )
     plain_owner = register(client)
     plain_project = make_project(client, plain_owner)
     for _ in range(12):
