@@ -11,6 +11,7 @@ from tests.tracker.support import (
     issues_url,
     make_issue,
     make_project,
+    project_url,
     register,
 )
 
@@ -376,3 +377,10 @@ def test_a_page_of_issues_reads_its_values_in_one_query(client, app, setup):
     with_fields = statements(issues_url(owner, project), owner.headers)
     without = statements(issues_url(plain_owner, plain_project), plain_owner.headers)
     assert with_fields == without + 1
+
+
+def test_deleting_a_project_takes_its_fields_and_values(client, setup):
+    owner, project = setup
+    make_issue(client, owner, project, custom_fields={"canal": "app", "regioes": ["sul"]})
+    assert client.delete(project_url(owner, project), headers=owner.headers).status_code == 204
+    assert_error(client.get(fields_url(owner, project), headers=owner.headers), 404, "NOT_FOUND")
