@@ -193,3 +193,18 @@ def test_the_new_issue_page_sets_custom_fields(client):
     assert [(i["title"], i["custom_fields"]) for i in listed] == [
         ("Com canal", {"canal": "site", "pontos": 4})
     ]
+
+
+def test_the_list_offers_a_filter_per_select_field(client):
+    owner = register(client)
+    on_plan(client, owner)
+    project = make_project(client, owner)
+    make_field(client, owner, project, name="Canal", type="select", options=["loja", "site"])
+    make_field(client, owner, project, name="Pontos", type="number")
+    sign_in(client, owner)
+    _, issues_path = _paths(owner, project)
+    page = client.get(f"{issues_path}?custom_field=canal:site&custom_field=pontos:2").get_data(as_text=True)
+    assert '<option value="canal:site" selected>' in page
+    # A term the form has no control for travels along as it is.
+    assert '<input type="hidden" name="custom_field" value="pontos:2">' in page
+    assert '<input type="hidden" name="custom_field" value="canal:site">' not in page

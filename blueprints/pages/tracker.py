@@ -428,6 +428,7 @@ def issue_list(slug: str, project_id: uuid.UUID):
         parent=parent,
         options=options,
         columns=columns,
+        field_defs=field_defs,
         page_sizes=LIST_PAGE_SIZES,
         issues_url=url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
     )
