@@ -21,6 +21,7 @@ from models.tracker import (
 )
 from models.tracker_audit import AuditEvent
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
+from models.tracker_fields import CustomField, CustomFieldValue
 from models.tracker_webhooks import Webhook, WebhookDelivery
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "AuditEvent",
     "Campanha",
     "Comment",
+    "CustomField",
+    "CustomFieldValue",
     "Estoque",
     "Invitation",
     "Issue",

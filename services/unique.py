@@ -57,6 +57,11 @@ DUPLICATES: dict[str, Duplicate] = {
         reason="label_name_taken",
         extra={"field": "name"},
     ),
+    "uq_custom_fields_project_id_slug": Duplicate(
+        "A custom field with this slug already exists in the project",
+        reason="custom_field_slug_taken",
+        extra={"field": "name"},
+    ),
     "uq_issue_relations_issue_id_related": Duplicate(
         "These issues are already related", reason="already_related"
     ),

@@ -30,7 +30,7 @@ from blueprints.pages.common import (
     render_page,
     wants_fragment,
 )
-from blueprints.pages.messages import schema_errors, status_name
+from blueprints.pages.messages import domain_errors, schema_errors, status_name
 from blueprints.pages.tracker_common import (
     PRIORITY_ORDER,
     PRIORITY_TEXT,
@@ -40,13 +40,13 @@ from blueprints.pages.tracker_common import (
     issue_form_data,
     load_project,
 )
-from blueprints.pages.tracker_issue import issue_block
+from blueprints.pages.tracker_issue import custom_field_changes, issue_block
 from models.tracker import ISSUE_TYPES
 from schemas.tracker.collab import OrganizationCreate
 from schemas.tracker.issues import BulkUpdate, IssueCreate, IssueListQuery, IssueUpdate
 from schemas.tracker.tenancy import ProjectCreate, WorkspaceCreate
 from services.errors import DomainError
-from services.tracker import accounts, issues, organizations, workspaces
+from services.tracker import accounts, custom_fields, issues, organizations, workspaces
 from services.tracker.access import READ, WRITE, project_access, workspace_access
 from services.tracker.issues import IssueView
 from services.tracker.workspaces import ProjectView
@@ -299,6 +299,8 @@ def create_issue(slug: str, project_id: uuid.UUID):
     data = {k: v for k, v in issue_form_data(request.form, fields).items() if v is not None}
     render_error = _create_error_renderer(slug, project_id, source, request.form.get("title", ""))
     try:
+        if "custom_fields_present" in request.form:
+            data["custom_fields"] = custom_field_changes(slug, project_id)
         issue = issues.create_issue(current_user, slug, project_id, IssueCreate().load(data))
     except (ValidationError, DomainError) as exc:
         refusal = refused(exc)
@@ -325,15 +327,32 @@ def _create_error_renderer(
         return render_page(
             "tracker/new_issue.html",
             status=status,
-            **new_issue_context(slug, project_id, {"title": title}, errors),
+            **new_issue_context(slug, project_id, {"title": title}, errors, request.form),
         )
 
     return render
 
 
-def new_issue_context(slug: str, project_id: uuid.UUID, form: dict, errors: dict) -> dict:
+def new_issue_context(slug: str, project_id: uuid.UUID, form: dict, errors: dict, sent=None) -> dict:
     page = load_project(slug, project_id)
-    return {"page": page, "project": page.project, "slug": slug, "form": form, "errors": errors}
+    field_defs = custom_fields.fields_of(page.project, page.access.organization)
+    # What was typed in the custom fields, shown again when the form is refused.
+    typed = {
+        field.slug: (
+            sent.getlist(f"cf.{field.slug}") if field.type == "multi_select" else sent.get(f"cf.{field.slug}")
+        )
+        for field in field_defs
+        if sent is not None
+    }
+    return {
+        "page": page,
+        "project": page.project,
+        "slug": slug,
+        "form": form,
+        "errors": errors,
+        "field_defs": field_defs,
+        "typed_fields": typed,
+    }
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/new")
@@ -346,7 +365,7 @@ def new_issue(slug: str, project_id: uuid.UUID):
 
 # --- list --------------------------------------------------------------------------------------
 
-LIST_MULTI = ("status_id", "priority", "type", "label_id")
+LIST_MULTI = ("status_id", "priority", "type", "label_id", "custom_field")
 LIST_SINGLE = ("assignee_id", "parent_id", "q", "order_by", "order", "page", "per_page")
 
 
@@ -375,16 +394,28 @@ def _list_page(slug: str, project_id: uuid.UUID, raw: dict, *, status: int = 200
         errors = schema_errors(exc)
         filters = {"order_by": "created_at", "order": "desc", "page": 1, "per_page": 50}
     else:
-        result = issues.list_issues(current_user, slug, project_id, filters)
+        try:
+            result = issues.list_issues(current_user, slug, project_id, filters)
+        except DomainError as exc:
+            if exc.status == 404:
+                raise
+            errors = domain_errors(exc)
     members = organizations.list_members(current_user, page.access.organization.id)
+    field_defs = custom_fields.fields_of(page.project, page.access.organization)
+    # Extra columns, chosen per view in the address: cols=slug1,slug2 (or cols repeated).
+    wanted = {slug for value in request.args.getlist("cols") for slug in value.split(",") if slug.strip()}
+    columns = [field for field in field_defs if field.slug in wanted]
     labels = workspaces.list_labels(current_user, slug, project_id)
     parent = issues.issue_in_project(current_user, slug, project_id, filters.get("parent_id"))
     base_args = {k: v for k, v in raw.items() if k != "page"}
+    if columns:
+        base_args["cols"] = ",".join(field.slug for field in columns)
     options = {
         "status": [(str(s.id), status_name(s.name)) for s in page.statuses],
         "priority": [(p, str(PRIORITY_TEXT[p])) for p in PRIORITY_ORDER],
         "type": [(t, str(TYPE_TEXT[t])) for t in ISSUE_TYPES],
         "label": [(str(label.id), label.name) for label in labels],
+        "cols": [(field.slug, field.name) for field in field_defs],
     }
     context = {
         "page": page,
@@ -399,6 +430,8 @@ def _list_page(slug: str, project_id: uuid.UUID, raw: dict, *, status: int = 200
         "labels": labels,
         "parent": parent,
         "options": options,
+        "columns": columns,
+        "field_defs": field_defs,
         "page_sizes": LIST_PAGE_SIZES,
         "issues_url": url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
         "list_query": urlencode(raw, doseq=True),

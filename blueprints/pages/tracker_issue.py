@@ -18,7 +18,7 @@ from models.tracker import MANAGER_ROLES, RELATION_TYPES
 from schemas.tracker.issues import IssueWrite
 from schemas.tracker.tenancy import LabelCreate
 from services.errors import DomainError, NotFoundError
-from services.tracker import collaboration, issues, organizations, relations, workspaces
+from services.tracker import collaboration, custom_fields, issues, organizations, relations, workspaces
 from services.tracker.issues import IssueView
 
 blp = TrackerPagesBlueprint("issue_pages", __name__)
@@ -97,6 +97,7 @@ def issue_context(slug: str, project_id: uuid.UUID, issue: IssueView, **extra) -
         "parent": issues.issue_in_project(current_user, slug, project_id, issue.parent_id),
         "issue_url": url_for("issue_pages.issue", slug=slug, project_id=project_id, key=issue.key),
         "can_manage": page.access.role in MANAGER_ROLES,
+        "field_defs": custom_fields.fields_of(page.project, page.access.organization),
         "errors": {},
         "saved": None,
         "form": {},
@@ -129,6 +130,35 @@ def issue(slug: str, project_id: uuid.UUID, key: str):
     return render_page("tracker/issue.html", **issue_context(slug, project_id, found))
 
 
+def _form_number(text: str):
+    """A number typed in the form (a decimal comma too); text that is none stays text, so the
+    service refuses it in the field's own words."""
+    try:
+        number = float(text.replace(",", "."))
+    except ValueError:
+        return text
+    return int(number) if number.is_integer() and abs(number) < 1e15 else number
+
+
+def custom_field_changes(slug: str, project_id: uuid.UUID) -> dict:
+    """The custom fields the form shows (``cf.<slug>``), as the API's ``custom_fields`` object."""
+    page = load_project(slug, project_id)
+    values: dict = {}
+    for field in custom_fields.fields_of(page.project, page.access.organization):
+        name = f"cf.{field.slug}"
+        if field.type == "multi_select":
+            values[field.slug] = request.form.getlist(name)
+            continue
+        if name not in request.form:
+            continue
+        text = request.form.get(name, "").strip()
+        if not text:
+            values[field.slug] = None
+        else:
+            values[field.slug] = _form_number(text) if field.type == "number" else text
+    return values
+
+
 def _parent_change(slug: str, project_id: uuid.UUID, text: str) -> str | None:
     """The id of a parent named by key in this project; empty clears it."""
     if not text.strip():
@@ -151,6 +181,8 @@ def update_issue(slug: str, project_id: uuid.UUID, key: str):
             changes["label_ids"] = request.form.getlist("label_ids")
         if "parent_key" in request.form:
             changes["parent_id"] = _parent_change(slug, project_id, request.form.get("parent_key", ""))
+        if "custom_fields_present" in request.form:
+            changes["custom_fields"] = custom_field_changes(slug, project_id)
         updated = issues.update_issue(current_user, slug, project_id, key, IssueWrite().load(changes))
     except InvalidField as exc:
         errors, status = {exc.field: exc.message}, 422

@@ -1,4 +1,4 @@
-"""A project's settings: its statuses (the board's columns) and its labels.
+"""A project's settings: its statuses (the board's columns), its labels and its custom fields.
 
 Everyone in the organization sees them; owners and admins add, rename, recolour,
 reorder and delete them through the same services as the REST API. A status
@@ -18,9 +18,10 @@ from marshmallow import ValidationError
 from blueprints.pages.common import page_login_required, refused, render_page
 from blueprints.pages.tracker_common import TrackerPagesBlueprint, load_project
 from models.tracker import MANAGER_ROLES, STATUS_CATEGORIES
+from schemas.tracker.custom_fields import CustomFieldCreate
 from schemas.tracker.tenancy import LabelCreate, StatusCreate, StatusUpdate
 from services.errors import DomainError
-from services.tracker import workspaces
+from services.tracker import custom_fields, workspaces
 
 blp = TrackerPagesBlueprint("settings_pages", __name__)
 
@@ -31,6 +32,13 @@ CATEGORY_TEXT = {
     "in_progress": _l("Em andamento"),
     "done": _l("Concluída"),
     "cancelled": _l("Cancelada"),
+}
+FIELD_TYPE_TEXT = {
+    "text": _l("Texto"),
+    "number": _l("Número"),
+    "date": _l("Data"),
+    "select": _l("Seleção"),
+    "multi_select": _l("Seleção múltipla"),
 }
 
 
@@ -51,6 +59,11 @@ def _context(slug: str, project_id: uuid.UUID, **extra) -> dict:
         "editing": None,
         "label_form": {},
         "label_errors": {},
+        "custom_fields_enabled": custom_fields.enabled(page.access.organization),
+        "custom_fields": custom_fields.fields_of(page.project, page.access.organization),
+        "FIELD_TYPE_TEXT": FIELD_TYPE_TEXT,
+        "field_form": {},
+        "field_errors": {},
         **extra,
     }
 
@@ -154,3 +167,34 @@ def add_label(slug: str, project_id: uuid.UUID):
 def delete_label(slug: str, project_id: uuid.UUID, label_id: uuid.UUID):
     workspaces.delete_label(current_user, slug, project_id, label_id)
     return _part(slug, project_id, "labels")
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/custom-fields", methods=["POST"])
+@page_login_required()
+def add_custom_field(slug: str, project_id: uuid.UUID):
+    """A new custom field; a select's options come as one line, separated by commas."""
+    form = {name: request.form.get(name, "").strip() for name in ("name", "type", "options")}
+    body: dict = {"name": form["name"], "type": form["type"], "required": "required" in request.form}
+    options = [option.strip() for option in form["options"].split(",") if option.strip()]
+    if options:
+        body["options"] = options
+    return _change(
+        slug,
+        project_id,
+        "custom_fields",
+        lambda: custom_fields.create_field(current_user, slug, project_id, CustomFieldCreate().load(body)),
+        "field_errors",
+        field_form=form,
+    )
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/settings/custom-fields/<uuid:field_id>/delete", methods=["POST"])
+@page_login_required()
+def delete_custom_field(slug: str, project_id: uuid.UUID, field_id: uuid.UUID):
+    return _change(
+        slug,
+        project_id,
+        "custom_fields",
+        lambda: custom_fields.delete_field(current_user, slug, project_id, field_id),
+        "field_errors",
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
-    from blueprints.tracker import admin, audit, auth, collab, issues, jobs, tenancy, webhooks
+    from blueprints.tracker import admin, audit, auth, collab, custom_fields, issues, jobs, tenancy, webhooks
 
     return [
         auth.blp,
@@ -15,6 +15,7 @@ def api_blueprints() -> list:
         tenancy.blp,
         issues.blp,
         issues.bulk_blp,
+        custom_fields.blp,
         collab.blp,
         collab.notifications_blp,
         admin.blp,

@@ -55,6 +55,10 @@ def create_issue(body, slug, project_id):
     `assignee_id` must be a member of the organization, `parent_id` must be
     an issue of the same project, and `start_date` may not follow `due_date`
     (400 with `details`). Members, admins and owners create; viewers get 403.
+    `custom_fields` sets the project's custom fields by slug (or id), each
+    checked against its type (400 with `details` naming `custom_fields.<slug>`);
+    every `required` field must be given. 402 when the plan lacks
+    `custom_fields` and the body sets any.
     """
     return issues.create_issue(current_user, slug, project_id, body)
 
@@ -63,7 +67,7 @@ def create_issue(body, slug, project_id):
 @auth_required()
 @blp.arguments(IssueListQuery, location="query", error_status_code=400)
 @blp.response(200, IssuePage)
-@_errors(400, 403, 404)
+@_errors(400, 402, 403, 404)
 def list_issues(query, slug, project_id):
     """List issues, filtered and sorted, one page at a time.
 
@@ -75,6 +79,8 @@ def list_issues(query, slug, project_id):
     defaults to `desc` (`asc` for `rank`); ties are broken by creation, newest
     first when descending (by number for `rank`).
     `per_page` defaults to 50 and is clamped to 100; `total` counts every match.
+    `custom_field=<slug>:<value>` filters by a custom field (repeatable, all
+    must hold; a multi_select matches when it holds the option).
     """
     return issues.list_issues(current_user, slug, project_id, query)
 
@@ -108,6 +114,10 @@ def update_issue(body, slug, project_id, key):
     go to the top. Moves are serialised per project, so two people dropping
     cards at once both land where they dropped them. Neighbours outside the
     project, the issue itself, or `rank` together with a neighbour are 400.
+
+    `custom_fields` changes only the fields
+    it names (`null` clears one); each change is a history entry
+    `custom_fields.<slug>`.
     """
     return issues.update_issue(current_user, slug, project_id, key, body)
 

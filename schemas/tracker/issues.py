@@ -9,6 +9,7 @@ from models.tracker import ISSUE_TYPES, PRIORITIES, RELATION_TYPES
 from schemas.common import TrackerSchema
 from schemas.fields import Integer, List, Text, choice
 from schemas.tracker.common import MAX_INT, PageQuery, markdown_field
+from schemas.tracker.custom_fields import values_field
 from schemas.tracker.tenancy import Label
 from services.tracker.issues import MAX_BULK
 from services.tracker.ranking import RANK_LIMIT
@@ -32,6 +33,7 @@ class IssueWrite(TrackerSchema):
     start_date = fields.Date(allow_none=True)
     due_date = fields.Date(allow_none=True)
     estimate = Integer(allow_none=True, minimum=0, maximum=MAX_INT)
+    custom_fields = values_field()
 
 
 class IssueCreate(IssueWrite):
@@ -107,6 +109,18 @@ class IssueListQuery(PageQuery):
             )
         },
     )
+    custom_field = List(
+        Text(max_length=300),
+        max_items=MAX_FILTER_VALUES,
+        metadata={
+            "description": (
+                "Repeatable `<slug>:<value>`; every term must hold. Text matches the whole value "
+                "exactly, number and date (`YYYY-MM-DD`) by equality, select by its option; a "
+                "multi_select matches when it holds the option. An unknown slug or a bad value is "
+                "400; 402 when the plan lacks `custom_fields`."
+            )
+        },
+    )
     order_by = choice(ORDER_BY, load_default="created_at")
     order = choice(
         ("asc", "desc"),
@@ -160,6 +174,10 @@ class Issue(ma.Schema):
     created_by = fields.Nested(Creator, allow_none=True)
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime(required=True)
+    custom_fields = fields.Dict(
+        required=True,
+        metadata={"description": "Every custom field of the project by slug, `null` when unset"},
+    )
 
 
 class Relation(ma.Schema):

@@ -22,7 +22,7 @@ from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import activity, notifications, plans, ranking, search, webhooks
+from services.tracker import activity, custom_fields, notifications, plans, ranking, search, webhooks
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
@@ -41,6 +41,8 @@ class IssueView:
     children_count: int
     relations: list[IssueRelation] = field(default_factory=list)
     children: list[Issue] = field(default_factory=list)
+    # Filled by ``custom_fields.attach``: the project's fields by slug.
+    custom_fields: dict = field(default_factory=dict)
 
     def __getattr__(self, name: str):
         # Reached only for names the view does not define: the issue's columns and properties.
@@ -214,15 +216,20 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     _set_labels(issue, data.get("label_ids") or [])
     search.index_title(issue)
     db.session.flush()
+    custom_fields.write_values(
+        issue, access.organization, data.get("custom_fields"), user.id, now, creating=True
+    )
     activity.record(issue.id, user.id, "created", new={"key": issue.key, "title": issue.title}, at=now)
     if issue.parent_id is not None:
         activity.record(issue.parent_id, user.id, "sub_issue_added", new=activity.issue_ref(issue), at=now)
     notifications.deliver(issue, user.id, notifications.Audience().add([issue.assignee_id], "assigned"), now)
     webhooks.emit(issue.organization_id, "issue.created", {"issue": webhooks.issue_data(issue)}, user, now)
-    return IssueView(issue, children_count=0)
+    view = IssueView(issue, children_count=0)
+    custom_fields.attach([view])
+    return view
 
 
-FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q")
+FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q", "custom_field")
 
 
 def _conditions(project: Project, filters: dict) -> list:
@@ -312,14 +319,16 @@ def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> lis
 
 def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssuePage:
     """One page of the project's issues, filtered and sorted, with the total that matched."""
-    project, _ = project_access(user, slug, project_id, READ)
+    project, access = project_access(user, slug, project_id, READ)
     page = filters.get("page") or 1
     per_page = min(filters.get("per_page") or 50, MAX_PER_PAGE)
     offset = (page - 1) * per_page
     conditions = _conditions(project, filters)
+    conditions += custom_fields.conditions(project, access.organization, filters.get("custom_field"))
     ordering = _ordering(filters)
     total = _total(project, filters, conditions)
     issues = _load_page(conditions, ordering, per_page, offset)
+    custom_fields.attach(issues)
     return IssuePage(issues=issues, total=total, page=page, per_page=per_page)
 
 
@@ -391,7 +400,9 @@ def children_of(issue: Issue) -> list[Issue]:
 def with_detail(issue: Issue) -> IssueView:
     """The issue with what the single-issue read adds: relations and children."""
     children = children_of(issue)
-    return IssueView(issue, len(children), relations_of(issue), children)
+    view = IssueView(issue, len(children), relations_of(issue), children)
+    custom_fields.attach([view])
+    return view
 
 
 def get_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> IssueView:
@@ -454,20 +465,34 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     changed = activity.record_changes(
         issue, user.id, was, activity.snapshot(issue, with_parent=reparented), now
     )
+    field_changes = custom_fields.write_values(
+        issue, access.organization, changes.get("custom_fields"), user.id, now, creating=False
+    )
     _notify_changes(issue, user, changed, now)
-    if changed:
-        _emit_updated(issue, user, was, activity.snapshot(issue, with_parent=reparented), changed, now)
+    if changed or field_changes:
+        after = activity.snapshot(issue, with_parent=reparented)
+        _emit_updated(issue, user, was, after, changed, now, field_changes)
     return with_detail(issue)
 
 
-def _emit_updated(issue: Issue, user: User, was: dict, after: dict, changed: set[str], now) -> None:
-    """The ``issue.updated`` webhook event: the issue and each changed field's old and new value."""
+def _emit_updated(
+    issue: Issue,
+    user: User,
+    was: dict,
+    after: dict,
+    changed: set[str],
+    now,
+    field_changes: dict | None = None,
+) -> None:
+    """The ``issue.updated`` webhook event: the issue and each changed field's old and new value
+    (custom fields as ``custom_fields.<slug>``)."""
+    changes = {field: {"old": was[field], "new": after[field]} for field in sorted(changed)}
     webhooks.emit(
         issue.organization_id,
         "issue.updated",
         {
             "issue": webhooks.issue_data(issue),
-            "changes": {field: {"old": was[field], "new": after[field]} for field in sorted(changed)},
+            "changes": {**changes, **(field_changes or {})},
         },
         user,
         now,

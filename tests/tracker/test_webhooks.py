@@ -352,6 +352,25 @@ def test_a_bulk_edit_delivers_one_update_per_changed_issue(client, receiver):
     assert all(u["data"]["changes"] == {"priority": {"old": "none", "new": "high"}} for u in updates)
 
 
+def test_a_custom_field_change_is_delivered_as_an_update(client, receiver):
+    from tests.tracker.custom_fields_support import make_field, on_plan
+
+    owner = register(client)
+    on_plan(client, owner)
+    project = make_project(client, owner)
+    make_field(client, owner, project, name="Canal", type="select", options=["loja", "site"])
+    issue = make_issue(client, owner, project, title="Vitrine")
+    create_hook(client, owner, receiver.url, ["issue.updated"])
+    answer = client.patch(
+        issue_url(owner, project, issue["key"]),
+        json={"custom_fields": {"canal": "site"}},
+        headers=owner.headers,
+    )
+    assert answer.status_code == 200, answer.get_json()
+    (update,) = [json.loads(request["body"]) for request in receiver.requests]
+    assert update["data"]["changes"] == {"custom_fields.canal": {"old": None, "new": "site"}}
+
+
 def test_a_change_that_fails_delivers_nothing(client, receiver):
     owner, _people, project = team(client)
     create_hook(client, owner, receiver.url)
