@@ -140,6 +140,9 @@ def test_grade_matrix_opens_from_the_product_picker(page, committed):
     data = committed(_network_with_batch)
     sign_in(page, data["planner"], PASSWORD)
     page.get_by_role("link", name="Grade").click()
+    # htmx listens once the page's deferred scripts ran: typing earlier sends nothing.
+    page.wait_for_url("**/grade")
+    page.wait_for_load_state("load")
     page.get_by_label("Buscar produto").fill("corrida")
     expect(page.locator("#product-rows tr")).to_have_count(1)
     page.get_by_role("link", name="Tênis Corrida Leve").click()
