@@ -40,16 +40,32 @@ class StockError(ma.Schema):
     detail = ma.fields.String(required=True)
 
 
-class TrackerErrorDetail(ma.Schema):
-    field = ma.fields.String()
-    message = ma.fields.String()
-
-
 class TrackerError(ma.Schema):
     error = ma.fields.String(required=True, metadata={"description": "Machine-readable code"})
     message = ma.fields.String(required=True)
-    details = ma.fields.List(
-        ma.fields.Nested(TrackerErrorDetail), metadata={"description": "On VALIDATION_ERROR: each bad field"}
+    # A list of bad fields on VALIDATION_ERROR; an object naming the feature when a plan lacks one.
+    details = ma.fields.Raw(
+        metadata={
+            "description": "On VALIDATION_ERROR: each bad field, `[{field, message}]`. On "
+            "PLAN_LIMIT_REACHED for a feature the plan lacks: `{feature, plan, available_in}`",
+            "oneOf": [
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+                    },
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "feature": {"type": "string"},
+                        "plan": {"type": "string"},
+                        "available_in": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
+            ],
+        }
     )
     field = ma.fields.String(
         metadata={"description": "On CONFLICT, when one field's value is the cause (`email`, `slug`, ...)"}
