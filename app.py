@@ -15,6 +15,7 @@ import errors
 import security
 from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
 from blueprints.parsing import Request
+from blueprints.responses import OrjsonProvider
 from config import Config
 from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracker_api
 
@@ -31,6 +32,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     Config.check(app.config)
     security.harden_cookies(app.config)
     app.url_map.converters["uuid"] = LenientUUIDConverter
+    app.json = OrjsonProvider(app)
 
     register_logging(app)
     register_extensions(app)

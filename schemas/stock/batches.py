@@ -25,10 +25,14 @@ def _d(text: str) -> dict:
 class UtcTimestamp(fields.String):
     """A moment as ISO 8601 text in UTC to the second, ``2026-11-16T09:30:00Z``."""
 
-    def _serialize(self, value, attr, obj, **kwargs):
+    @staticmethod
+    def fast_convert(value):
         if value is None:
             return None
         return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return self.fast_convert(value)
 
 
 # --- recommendations and batches -------------------------------------------------------------

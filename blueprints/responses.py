@@ -1,0 +1,79 @@
+"""JSON responses written by orjson: the app's JSON provider and the hot lists' direct responses.
+
+A view that returns a ``Response`` skips flask-smorest's dump (its ``@blp.response``
+still documents the body); the hot lists use ``json_response`` with rows shaped by
+``schemas.fast.RowDumper``, and a whole batch streams with ``json_array_stream``.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+from flask import Response, current_app, stream_with_context
+from flask.json.provider import JSONProvider
+
+MIMETYPE = "application/json"
+
+
+def _default(value: Any) -> Any:
+    # What orjson leaves out and Flask's own provider handled: decimals, sets, objects
+    # that know their JSON (``__html__`` markup).
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, set | frozenset):
+        return list(value)
+    if hasattr(value, "__html__"):
+        return str(value.__html__())
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def dumps_bytes(obj: Any, sort_keys: bool = False) -> bytes:
+    option = orjson.OPT_SORT_KEYS if sort_keys else 0
+    return orjson.dumps(obj, default=_default, option=option)
+
+
+class OrjsonProvider(JSONProvider):
+    """Flask's JSON through orjson; keys stay sorted and output compact, as Flask's provider gives."""
+
+    sort_keys = True
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        return dumps_bytes(obj, sort_keys=kwargs.get("sort_keys", self.sort_keys)).decode()
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return orjson.loads(s)
+
+    def response(self, *args: Any, **kwargs: Any) -> Response:
+        obj = self._prepare_response_obj(args, kwargs)
+        return self._app.response_class(dumps_bytes(obj, sort_keys=self.sort_keys), mimetype=MIMETYPE)
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A body already in its wire shape, encoded once (no schema dump)."""
+    return current_app.response_class(dumps_bytes(body), status=status, headers=headers, mimetype=MIMETYPE)
+
+
+def json_array_stream(
+    chunks: Iterable[list[dict[str, Any]]], prefix: bytes = b"", suffix: bytes = b"", status: int = 200
+) -> Response:
+    """A JSON array written chunk by chunk while the rows are read: memory holds one chunk.
+
+    ``prefix`` and ``suffix`` wrap the array when it is a member of an object
+    (``b'{"id": ..., "recomendacoes":'`` and ``b"}"``).
+    """
+
+    def generate() -> Iterator[bytes]:
+        first = True
+        yield prefix + b"["
+        for chunk in chunks:
+            if not chunk:
+                continue
+            encoded = dumps_bytes(chunk)[1:-1]
+            yield encoded if first else b"," + encoded
+            first = False
+        yield b"]" + suffix
+
+    return current_app.response_class(stream_with_context(generate()), status=status, mimetype=MIMETYPE)

@@ -1,0 +1,91 @@
+"""The fast dump gives what marshmallow gives, and the app's JSON stays as Flask wrote it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import orjson
+import pytest
+from marshmallow import Schema, fields, post_dump
+from sqlalchemy import select
+
+from extensions import db
+from models.stock_batches import Recomendacao
+from schemas.fast import RowDumper
+from schemas.stock.batches import RecomendacaoOut
+from tests.factories import make_loja, make_lote, make_produto, make_rec
+
+
+def _wire(value):
+    return orjson.loads(orjson.dumps(value))
+
+
+@pytest.fixture
+def recs(ctx):
+    cd = make_loja(is_cd=True)
+    loja = make_loja()
+    produto = make_produto()
+    lote = make_lote()
+    pending = make_rec(lote, produto, cd, loja)
+    vetoed = make_rec(lote, produto, cd, loja, tamanho="39", vetado=True)
+    received = make_rec(lote, produto, cd, loja, tamanho="40", status="executada")
+    received.quantidade_recebida = 4
+    received.recebida_em = datetime(2026, 11, 20, 14, 5, 9, 123456, tzinfo=UTC)
+    db.session.flush()
+    return [pending, vetoed, received]
+
+
+def test_rows_and_objects_dump_as_marshmallow_dumps_them(recs):
+    schema = RecomendacaoOut()
+    dumper = RowDumper(RecomendacaoOut)
+    expected = [schema.dump(rec) for rec in recs]
+    assert _wire(dumper.dump_many(recs)) == expected
+    rows = db.session.execute(select(Recomendacao.__table__).order_by(Recomendacao.posicao)).all()
+    assert _wire(dumper.dump_many(rows)) == expected
+    assert expected[2]["recebidaEm"] == "2026-11-20T14:05:09Z"
+    assert expected[1]["vetado"] is True
+
+
+def test_fields_without_a_fast_path_are_serialised_by_the_field():
+    class Tag(Schema):
+        name = fields.String()
+
+    class Body(Schema):
+        id = fields.Integer()
+        when = fields.DateTime()
+        tags = fields.List(fields.Nested(Tag))
+        shout = fields.Method("loud")
+        ratio = fields.Float(data_key="taxa")
+
+        def loud(self, obj):
+            return obj.name.upper()
+
+    class Obj:
+        id = "7"
+        name = "giro"
+        when = datetime(2026, 11, 26, 9, 30, tzinfo=UTC)
+        tags = [{"name": "a"}, {"name": "b"}]
+        ratio = Decimal("0.25")
+
+    assert _wire(RowDumper(Body).dump(Obj())) == Body().dump(Obj())
+
+
+def test_schemas_with_dump_hooks_are_refused():
+    class Hooked(Schema):
+        a = fields.String()
+
+        @post_dump
+        def upper(self, data, **kwargs):
+            return data
+
+    with pytest.raises(TypeError):
+        RowDumper(Hooked)
+
+
+def test_json_bodies_keep_sorted_keys_and_compact_separators(client):
+    r = client.get("/health")
+    assert r.status_code == 200
+    body = r.get_data(as_text=True)
+    assert ": " not in body
+    assert list(r.get_json()) == sorted(r.get_json())
