@@ -14,7 +14,8 @@ from extensions import db
 from models.stock_batches import Recomendacao
 from schemas.fast import RowDumper
 from schemas.stock.batches import RecomendacaoOut
-from tests.factories import make_loja, make_lote, make_produto, make_rec
+from tests.factories import auth_headers, make_loja, make_lote, make_produto, make_rec, make_user
+from tests.openapi_responses import assert_documented
 
 
 def _wire(value):
@@ -89,3 +90,14 @@ def test_json_bodies_keep_sorted_keys_and_compact_separators(client):
     body = r.get_data(as_text=True)
     assert ": " not in body
     assert list(r.get_json()) == sorted(r.get_json())
+
+
+def test_a_list_answers_the_shape_its_document_declares(client, recs):
+    headers = auth_headers(client, make_user(papel="planejador"))
+    r = client.get("/api/v1/remanejamento/recomendacoes", headers=headers)
+    assert r.status_code == 200 and len(r.get_json()) == 3
+    assert_documented(client, "stock", "/api/v1/remanejamento/recomendacoes", r)
+    # The check bites: a body that breaks the schema is reported.
+    r.set_data(orjson.dumps([{**r.get_json()[0], "quantidade": "5"}]))
+    with pytest.raises(AssertionError, match="quantidade"):
+        assert_documented(client, "stock", "/api/v1/remanejamento/recomendacoes", r)
