@@ -457,7 +457,7 @@ def main() -> int:
             check_bodies(app, bare, points)
             for point in points:  # warm both servers' workers before timing
                 for server in servers:
-                    for _ in range(3 * args.workers):
+                    for _ in range(args.workers):
                         _request(server.base, point.path, point.token)
             for round_number in range(1, args.rounds + 1):
                 began = time.perf_counter()
