@@ -15,9 +15,10 @@ Then it starts two gunicorn servers on free loopback ports with identical
 settings (``deploy/gunicorn.conf.py``, ``--workers`` sync workers): the app
 (``app:create_app()``, ``GIRO_ENV=production``, no debug, request logging on as
 in production, to a file) and ``benchmarks/bare_app.py``, which answers each
-endpoint with the app's SQL statements run through one pooled engine, the same
-token check done with PyJWT and one query, and ``jsonify`` of the rows: no ORM,
-no marshmallow, no request hooks. Tokens come from the real login endpoints.
+endpoint with the fewest SQL statements that give the app's body, run through
+one pooled engine, after the same token check done with PyJWT and one query, and
+``jsonify`` of the rows: no ORM, no marshmallow, no request hooks. Tokens come
+from the real login endpoints.
 
 Before loading anything it fetches every endpoint from both servers and stops,
 with a diff, unless the two JSON bodies are equal (keys sorted): both servers

@@ -4,10 +4,11 @@ Served by gunicorn next to the app (``benchmarks.bare_app:app``), on the same
 database (``DATABASE_URL``) and ``JWT_SECRET_KEY``. Each view checks the bearer
 token as the app must (signature, expiry and type with PyJWT, then in one
 query: the account exists, is not banned, the token is not older than the
-account's last password reset and was not ended by a logout), runs the SQL
-statements the app's service runs for that body, and answers the rows as JSON.
-No ORM, no marshmallow, no request hooks: what is left is the work no framework
-can save. ``api_overhead.py`` checks every body here is the app's own before it
+account's last password reset and was not ended by a logout), runs the fewest
+SQL statements that give the app's body (the app's own queries, with the look-ups
+it makes one by one folded into one join), and answers the rows as JSON. No ORM,
+no marshmallow, no request hooks: what is left is the work no framework can
+save. ``api_overhead.py`` checks every body here is the app's own before it
 measures anything.
 
 Only the happy path and the refusals a real client could meet are handled;
