@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import logging
 import re
 import time
 import uuid
 from datetime import UTC, datetime
 
+import orjson
 from flask import Flask, Response, g, has_request_context, request
 from sqlalchemy import func, select, text
 
@@ -71,7 +71,8 @@ class JsonFormatter(logging.Formatter):
                 entry[name] = value
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False, default=str)
+        # orjson: a log line per request is on every request's path.
+        return orjson.dumps(entry, default=str).decode()
 
 
 def configure_logging(fmt: str, level: str = "INFO") -> None:
