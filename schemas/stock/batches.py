@@ -609,7 +609,43 @@ class FatorAprendizado(StockSchema):
     taxa_aceitacao = fields.Float(
         data_key="taxaAceitacao", required=True, metadata=_d("aceitas / decididas, 0–1")
     )
-    fator = fields.Float(required=True, metadata=_d("Score multiplier applied in the next batch, (0.5, 1]"))
+    fator_decisoes = fields.Float(
+        data_key="fatorDecisoes",
+        required=True,
+        metadata=_d("From refusals and vetoes: 1 − 0.5 × rejeitadas / (decididas + 2), (0.5, 1]"),
+    )
+    transferencias_medidas = fields.Integer(
+        data_key="transferenciasMedidas",
+        required=True,
+        metadata=_d(
+            "Executed transfers of the window with a complete 14-day outcome window and a prediction "
+            "(routes and categories; 0 for brands)"
+        ),
+    )
+    esi = fields.Float(
+        allow_none=True, required=True, metadata=_d("Their expected sales increase; null when none measured")
+    )
+    asi = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata=_d("Their moved units sold in 14 days beyond the destination's own stock; null when none"),
+    )
+    razao_resultado = fields.Float(
+        data_key="razaoResultado", allow_none=True, required=True, metadata=_d("asi / esi, unshrunk")
+    )
+    fator_resultado = fields.Float(
+        data_key="fatorResultado",
+        required=True,
+        metadata=_d(
+            "clip((asi + 20) / (esi + 20), 0.5, 1.5): the ratio shrunk toward 1; 1 when none measured"
+        ),
+    )
+    fator = fields.Float(
+        required=True,
+        metadata=_d(
+            "Score multiplier applied in the next batch: min(1, fatorDecisoes × fatorResultado), (0.25, 1]"
+        ),
+    )
     ajuste_percentual = fields.Float(
         data_key="ajustePercentual",
         required=True,

@@ -31,6 +31,10 @@ def received(rec_day, qtd):
 
 @pytest.fixture
 def history(ctx):
+    return build_history()
+
+
+def build_history() -> dict:
     """Two batches, four executed transfers, their sales; ``ref`` is today.
 
     Batch 1 (generated ref-40):
@@ -309,3 +313,58 @@ def test_generation_stores_the_prediction_the_justification_quotes(client, runne
         quoted = re.search(r"deve vender cerca de ([\d,]+) un\. a mais", rec["justificativa"]).group(1)
         assert rec["vendaExtraEsperada"] > 0
         assert f"{rec['vendaExtraEsperada']:.1f}".replace(".", ",") == quoted
+
+
+def test_learning_lowers_routes_and_categories_that_sell_less_than_predicted(client, ctx, planner):
+    ref = today()
+    d = lambda n: ref - timedelta(days=n)  # noqa: E731
+    cd, a, b = make_loja(nome="CD", is_cd=True), make_loja(nome="Loja A"), make_loja(nome="Loja B")
+    bota = make_produto(nome="Bota", marca="Marca A", categoria="Botas", tamanhos=("38", "39", "40"))
+    sandalia = make_produto(nome="Sandália", marca="Marca B", categoria="Sandálias")
+    lote = make_lote(d(30))
+
+    def executed(produto, destino, tamanho, esi, day=25):
+        return make_rec(
+            lote,
+            produto,
+            cd,
+            destino,
+            tamanho=tamanho,
+            quantidade=10,
+            status="executada",
+            executada_data=d(day + 1),
+            estoque_destino=0,
+            venda_extra_esperada=esi,
+            **received(d(day), 10),
+        )
+
+    # Botas to Loja A: 20 units predicted, 2 sold. The open window (received 5 days ago) waits.
+    executed(bota, a, "38", 10.0)
+    executed(bota, a, "39", 10.0)
+    executed(bota, a, "40", 10.0, day=5)
+    sell(a, bota, "38", d(20), 2)
+    # Sandálias to Loja B: 2 predicted, 10 sold; and one refusal on that route.
+    executed(sandalia, b, "38", 2.0)
+    sell(b, sandalia, "38", d(20), 10)
+    refused = make_rec(lote, sandalia, cd, b, tamanho="39")
+    assert client.post(f"{API}/recomendacoes/{refused.id}/recusar", headers=planner).status_code == 200
+
+    body = client.get(f"{API}/metricas/aprendizado", headers=planner).get_json()
+    rotas = {(r["origemId"], r["destinoId"]): r for r in body["rotas"]}
+    bad = rotas[(str(cd.id), str(a.id))]
+    assert (bad["transferenciasMedidas"], bad["esi"], bad["asi"], bad["razaoResultado"]) == (2, 20.0, 2, 0.1)
+    # (2 + 20) / (20 + 20): sold a tenth of the prediction, shrunk by the prior; no refusals.
+    assert (bad["fatorDecisoes"], bad["fatorResultado"], bad["fator"]) == (1.0, 0.55, 0.55)
+    assert bad["ajustePercentual"] == 45.0
+    good = rotas[(str(cd.id), str(b.id))]
+    # (10 + 20) / (2 + 20) = 1.36 wins back the refusal's 1 − 0.5 × 1/4, up to 1 and no further.
+    assert good["fatorDecisoes"] == 0.875 and good["fatorResultado"] == round(30 / 22, 4)
+    assert good["fator"] == 1.0 and good["razaoResultado"] == 5.0
+    categorias = {c["chave"]: c for c in body["categorias"]}
+    assert categorias["Botas"]["fator"] == 0.55 and categorias["Sandálias"]["fator"] == 1.0
+    # Brands learn from decisions only.
+    marcas = {m["chave"]: m for m in body["marcas"]}
+    assert marcas["Marca A"]["transferenciasMedidas"] == 0 and marcas["Marca A"]["fatorResultado"] == 1.0
+    assert marcas["Marca B"]["fator"] == marcas["Marca B"]["fatorDecisoes"] == 0.875
+    # Strongest penalty first, the outcome's included.
+    assert body["rotas"][0]["destinoId"] == str(a.id)
