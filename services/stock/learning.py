@@ -130,15 +130,13 @@ def _counts(group_by: list, since: date) -> list[Group]:
     return out
 
 
-def _add_outcomes(groups: list[Group], measured: list[outcome.Transferencia], key) -> list[Group]:
+def _add_outcomes(groups: list[Group], sums: dict[tuple, list]) -> list[Group]:
     by_key = {g.key: g for g in groups}
-    for t in measured:
-        g = by_key.get(key(t))
+    for key, (medidas, esi, asi) in sums.items():
+        g = by_key.get(key)
         if g is None:  # an executed transfer is an acceptance: only a rare race lands here
-            g = by_key[key(t)] = Group(key(t), 0, 0)
-        g.medidas += 1
-        g.esi += t.esi
-        g.asi += t.asi[OUTCOME_WINDOW]
+            g = by_key[key] = Group(key, 0, 0)
+        g.medidas, g.esi, g.asi = medidas, esi, asi
     return list(by_key.values())
 
 
@@ -146,19 +144,20 @@ def decision_stats(on: date) -> Stats:
     """Accepted and rejected counts per route, brand and category before ``on``, with the
     outcomes of the routes' and categories' executed transfers."""
     since = on - timedelta(days=WINDOW_DAYS)
-    measured = [
-        t
-        for t in outcome.transferencias([Recomendacao.data >= since], on=on)
-        if t.esi is not None and t.completa(OUTCOME_WINDOW)
-    ]
+    per_route: dict[tuple, list] = {}
+    per_category: dict[tuple, list] = {}
+    measured = outcome.learning_sums([Recomendacao.data >= since], on=on, window=OUTCOME_WINDOW)
+    for (origem, destino, categoria), values in measured.items():
+        for sums in (
+            per_route.setdefault((origem, destino), [0, 0.0, 0]),
+            per_category.setdefault((categoria,), [0, 0.0, 0]),
+        ):
+            for i, value in enumerate(values):
+                sums[i] += value
     return Stats(
-        rotas=_add_outcomes(
-            _counts([Recomendacao.origem_id, Recomendacao.destino_id], since),
-            measured,
-            lambda t: (t.origem_id, t.destino_id),
-        ),
+        rotas=_add_outcomes(_counts([Recomendacao.origem_id, Recomendacao.destino_id], since), per_route),
         marcas=_counts([Produto.marca], since),
-        categorias=_add_outcomes(_counts([Produto.categoria], since), measured, lambda t: (t.categoria,)),
+        categorias=_add_outcomes(_counts([Produto.categoria], since), per_category),
     )
 
 

@@ -24,12 +24,11 @@ the complete ones; ratios use complete windows of transfers with a prediction on
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import date
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, timedelta
 
-from sqlalchemy import Integer, and_, case, cast, false, func, select
+from sqlalchemy import Integer, and_, case, cast, false, func, select, true
 
 from extensions import db
 from models.auth import User
@@ -54,28 +53,6 @@ METHOD = (
 )
 
 
-@dataclass(frozen=True)
-class Transferencia:
-    """One executed transfer and how its moved units sold."""
-
-    id: uuid.UUID
-    lote_id: uuid.UUID
-    origem_id: uuid.UUID
-    destino_id: uuid.UUID
-    marca: str
-    categoria: str
-    data: date  # generation day of the recommendation
-    inicio: date  # first day of its windows
-    recebida: bool
-    movidas: int
-    esi: float | None
-    asi: dict[int, int]  # window days -> units of the moved ones sold (so far, when open)
-    dias: dict[int, int]  # window days -> days of the window elapsed (= W when complete)
-
-    def completa(self, window: int) -> bool:
-        return self.dias[window] >= window
-
-
 def _plus_days(day, days: int):
     """``day + days`` in SQL: PostgreSQL adds integers to dates, SQLite has ``date()``."""
     if is_postgres():
@@ -83,37 +60,62 @@ def _plus_days(day, days: int):
     return func.date(day, f"+{days} days")
 
 
-def _sum_when(cond):
-    return func.coalesce(func.sum(case((cond, Venda.qtd), else_=0)), 0)
+def _sum_when(cond, value):
+    return func.coalesce(func.sum(case((cond, value), else_=0)), 0)
 
 
-def transferencias(where: Iterable = (), *, on: date | None = None) -> list[Transferencia]:
-    """Every executed transfer matching ``where`` (conditions on ``Recomendacao``), with its
-    ESI and ASI; sales are summed in SQL, one row per transfer."""
-    ref = on or today()
+def _clamp(value, high):
+    """``min(max(value, 0), high)`` in portable SQL."""
+    return case((value <= 0, 0), (value >= high, high), else_=value)
+
+
+def _per_transfer(where: Iterable):
+    """One row per executed transfer matching ``where``: its group keys, first day, units moved,
+    ESI, and the sales of its cell before the window, in each window, and the units of the same
+    batch's earlier transfers into the cell (``ahead``)."""
     start = func.coalesce(Recomendacao.recebida_data, Recomendacao.executada_data)
     end = {w: _plus_days(start, w) for w in WINDOWS}
-    stmt = (
+    movidas = case(
+        (
+            Recomendacao.recebida_em.is_not(None),
+            func.coalesce(Recomendacao.quantidade_recebida, Recomendacao.quantidade),
+        ),
+        else_=Recomendacao.quantidade,
+    )
+    esi = Recomendacao.venda_extra_esperada * movidas / Recomendacao.quantidade
+    # Several transfers of one batch into one cell (several origins): the earlier-starting
+    # ones' units sell first, so the same sales are not credited twice.
+    ahead = func.coalesce(
+        func.sum(movidas).over(
+            partition_by=(
+                Recomendacao.lote_id,
+                Recomendacao.destino_id,
+                Recomendacao.produto_id,
+                Recomendacao.tamanho,
+            ),
+            order_by=(start, Recomendacao.posicao, Recomendacao.id),
+            rows=(None, -1),
+        ),
+        0,
+    )
+    return (
         select(
-            Recomendacao.id,
-            Recomendacao.lote_id,
-            Recomendacao.origem_id,
-            Recomendacao.destino_id,
-            Recomendacao.produto_id,
-            Recomendacao.tamanho,
-            Recomendacao.posicao,
-            Recomendacao.data,
-            Recomendacao.executada_data,
-            Recomendacao.recebida_data,
-            Recomendacao.recebida_em,
-            Recomendacao.quantidade,
-            Recomendacao.quantidade_recebida,
-            Recomendacao.venda_extra_esperada,
-            Recomendacao.estoque_destino,
-            Produto.marca,
-            Produto.categoria,
-            _sum_when(Venda.data < start),
-            *(_sum_when(and_(Venda.data >= start, Venda.data < end[w])) for w in WINDOWS),
+            Recomendacao.lote_id.label("lote_id"),
+            Recomendacao.origem_id.label("origem_id"),
+            Recomendacao.destino_id.label("destino_id"),
+            Produto.marca.label("marca"),
+            Produto.categoria.label("categoria"),
+            start.label("inicio"),
+            movidas.label("movidas"),
+            esi.label("esi"),
+            Recomendacao.recebida_em.is_not(None).label("recebida"),
+            Recomendacao.estoque_destino.label("estoque_destino"),
+            ahead.label("ahead"),
+            _sum_when(Venda.data < start, Venda.qtd).label("antes"),
+            *(
+                _sum_when(and_(Venda.data >= start, Venda.data < end[w]), Venda.qtd).label(f"v{w}")
+                for w in WINDOWS
+            ),
         )
         .select_from(Recomendacao)
         .join(Produto, Produto.id == Recomendacao.produto_id)
@@ -134,45 +136,166 @@ def transferencias(where: Iterable = (), *, on: date | None = None) -> list[Tran
             *where,
         )
         .group_by(Recomendacao.id, Produto.id)
+        .subquery()
     )
-    rows = db.session.execute(stmt).all()
-    # Several transfers of one batch into one cell (several origins): the earlier-starting
-    # ones' units sell first, so the same sales are not credited twice.
-    rows.sort(key=lambda r: (r.recebida_data or r.executada_data, r.posicao, r.id))
-    ahead: dict[tuple, int] = defaultdict(int)
-    out = []
-    for r in rows:
-        antes, vendas = r[-1 - len(WINDOWS)], r[-len(WINDOWS) :]
-        recebida = r.recebida_em is not None
-        movidas = int(
-            r.quantidade_recebida if recebida and r.quantidade_recebida is not None else r.quantidade
+
+
+GROUP_KEYS = {
+    "lote": ("lote_id",),
+    "rota": ("origem_id", "destino_id"),
+    "marca": ("marca",),
+    "categoria": ("categoria",),
+}
+
+
+def _add(a, b):
+    """Sum where ``None`` means "no value" (a sum over no transfer with a prediction)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return a + b
+
+
+def _pick(f, a, b):
+    return b if a is None else a if b is None else f(a, b)
+
+
+@dataclass
+class WindowSums:
+    """One window's sums of a group: complete (``n``...) and open (``open_``...)."""
+
+    n: int = 0
+    unidades: int = 0
+    esi: float | None = None  # over complete ones with a prediction
+    asi: int = 0
+    asi_pred: int = 0  # ASI of the complete ones with a prediction: the ratio's numerator
+    n_pred: int = 0  # how many complete ones have a prediction
+    open_n: int = 0
+    open_unidades: int = 0
+    open_esi: float | None = None
+    open_asi: int = 0
+    open_first: date | None = None  # earliest first day among the open ones
+    open_last: date | None = None
+
+    def __add__(self, o: WindowSums) -> WindowSums:
+        return WindowSums(
+            self.n + o.n,
+            self.unidades + o.unidades,
+            _add(self.esi, o.esi),
+            self.asi + o.asi,
+            self.asi_pred + o.asi_pred,
+            self.n_pred + o.n_pred,
+            self.open_n + o.open_n,
+            self.open_unidades + o.open_unidades,
+            _add(self.open_esi, o.open_esi),
+            self.open_asi + o.open_asi,
+            _pick(min, self.open_first, o.open_first),
+            _pick(max, self.open_last, o.open_last),
         )
-        inicio = r.recebida_data or r.executada_data
-        own = max(int(r.estoque_destino) - int(antes), 0)
-        cell = (r.lote_id, r.destino_id, r.produto_id, r.tamanho)
-        before = own + ahead[cell]
-        ahead[cell] += movidas
-        esi = None
-        if r.venda_extra_esperada is not None and r.quantidade:
-            esi = float(r.venda_extra_esperada) * movidas / r.quantidade
-        elapsed = max((ref - inicio).days, 0)
-        out.append(
-            Transferencia(
-                id=r.id,
-                lote_id=r.lote_id,
-                origem_id=r.origem_id,
-                destino_id=r.destino_id,
-                marca=r.marca,
-                categoria=r.categoria,
-                data=r.data,
-                inicio=inicio,
-                recebida=recebida,
-                movidas=movidas,
-                esi=esi,
-                asi={w: min(max(int(v) - before, 0), movidas) for w, v in zip(WINDOWS, vendas, strict=True)},
-                dias={w: min(elapsed, w) for w in WINDOWS},
+
+
+@dataclass
+class Sums:
+    """Sums of one group (or of several, added)."""
+
+    transferencias: int = 0
+    unidades: int = 0
+    nao_recebidas: int = 0
+    sem_previsao: int = 0
+    esi: float | None = None
+    windows: dict[int, WindowSums] = field(default_factory=lambda: {w: WindowSums() for w in WINDOWS})
+
+    def __add__(self, o: Sums) -> Sums:
+        return Sums(
+            self.transferencias + o.transferencias,
+            self.unidades + o.unidades,
+            self.nao_recebidas + o.nao_recebidas,
+            self.sem_previsao + o.sem_previsao,
+            _add(self.esi, o.esi),
+            {w: self.windows[w] + o.windows[w] for w in WINDOWS},
+        )
+
+
+def _float(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _as_date(value) -> date | None:
+    return date.fromisoformat(value) if isinstance(value, str) else value
+
+
+def learning_sums(
+    where: Iterable, *, on: date, window: int = HORIZON_DAYS
+) -> dict[tuple, tuple[int, float, int]]:
+    """Per (origin, destination, category): how many transfers matching ``where`` have a complete
+    ``window`` and a prediction, their ESI and their ASI. Only what the learning step reads, over
+    the transfers whose window is over (an earlier-starting one of the same cell is over too, so
+    ``ahead`` is unchanged)."""
+    start = func.coalesce(Recomendacao.recebida_data, Recomendacao.executada_data)
+    t = _per_transfer([*where, start <= on - timedelta(days=window)])
+    own = t.c.estoque_destino - t.c.antes
+    asi = _clamp(t.c[f"v{window}"] - (case((own > 0, own), else_=0) + t.c.ahead), t.c.movidas)
+    keys = (t.c.origem_id, t.c.destino_id, t.c.categoria)
+    stmt = (
+        select(*keys, func.count(), func.sum(t.c.esi), func.sum(asi))
+        .where(t.c.esi.is_not(None))
+        .group_by(*keys)
+    )
+    return {(o, d, c): (int(n), float(esi), int(asi)) for o, d, c, n, esi, asi in db.session.execute(stmt)}
+
+
+def aggregate(where: Iterable, agrupar: str, *, on: date) -> dict[tuple, Sums]:
+    """The executed transfers matching ``where``, summed per group of ``agrupar``, in SQL."""
+    t = _per_transfer(where)
+    own = t.c.estoque_destino - t.c.antes
+    before = case((own > 0, own), else_=0) + t.c.ahead
+    predicted = t.c.esi.is_not(None)
+    columns = [
+        func.count(),
+        _sum_when(true(), t.c.movidas),
+        _sum_when(~t.c.recebida, 1),
+        _sum_when(~predicted, 1),
+        func.sum(t.c.esi),
+    ]
+    for w in WINDOWS:
+        asi = _clamp(t.c[f"v{w}"] - before, t.c.movidas)
+        done = t.c.inicio <= on - timedelta(days=w)  # every day of the window is before ``on``
+        columns += [
+            _sum_when(done, 1),
+            _sum_when(done, t.c.movidas),
+            func.sum(case((done & predicted, t.c.esi))),
+            _sum_when(done, asi),
+            _sum_when(done & predicted, asi),
+            _sum_when(done & predicted, 1),
+            _sum_when(~done, 1),
+            _sum_when(~done, t.c.movidas),
+            func.sum(case((~done & predicted, t.c.esi))),
+            _sum_when(~done, asi),
+            func.min(case((~done, t.c.inicio))),
+            func.max(case((~done, t.c.inicio))),
+        ]
+    keys = [t.c[k] for k in GROUP_KEYS[agrupar]]
+    out = {}
+    for row in db.session.execute(select(*keys, *columns).group_by(*keys)):
+        key, values = tuple(row[: len(keys)]), row[len(keys) :]
+        n, unidades, nao, sem, esi = values[:5]
+        raw = Sums(int(n), int(unidades), int(nao), int(sem), _float(esi))
+        for i, w in enumerate(WINDOWS):
+            d = values[5 + 12 * i : 5 + 12 * (i + 1)]
+            raw.windows[w] = WindowSums(
+                int(d[0]),
+                int(d[1]),
+                _float(d[2]),
+                int(d[3]),
+                int(d[4]),
+                int(d[5]),
+                int(d[6]),
+                int(d[7]),
+                _float(d[8]),
+                int(d[9]),
+                _as_date(d[10]),
+                _as_date(d[11]),
             )
-        )
+        out[key] = raw
     return out
 
 
@@ -241,91 +364,66 @@ def _ratio(num: float, den: float) -> float | None:
     return round(num / den, 4) if den > 0 else None
 
 
-def _janela(items: list[Transferencia], w: int) -> Janela:
-    done = [t for t in items if t.completa(w)]
-    open_ = [t for t in items if not t.completa(w)]
-    predicted = [t for t in done if t.esi is not None]
-    esi = sum(t.esi for t in predicted)
-    unidades = sum(t.movidas for t in done)
-    asi = sum(t.asi[w] for t in done)
-    open_predicted = [t.esi for t in open_ if t.esi is not None]
+def _janela(raw: WindowSums, w: int, on: date) -> Janela:
     return Janela(
         dias=w,
-        parcial=bool(open_),
-        transferencias=len(done),
-        unidades=unidades,
-        esi=_round(esi) if predicted else None,
-        asi=asi,
-        pct_vendido=_ratio(asi, unidades),
-        razao=_ratio(sum(t.asi[w] for t in predicted), esi),
+        parcial=raw.open_n > 0,
+        transferencias=raw.n,
+        unidades=raw.unidades,
+        esi=_round(raw.esi),
+        asi=raw.asi,
+        pct_vendido=_ratio(raw.asi, raw.unidades),
+        razao=_ratio(raw.asi_pred, raw.esi or 0.0),
         parciais=Parciais(
-            transferencias=len(open_),
-            unidades=sum(t.movidas for t in open_),
-            esi=_round(sum(open_predicted)) if open_predicted else None,
-            asi=sum(t.asi[w] for t in open_),
-            dias_decorridos_min=min((t.dias[w] for t in open_), default=None),
-            dias_decorridos_max=max((t.dias[w] for t in open_), default=None),
+            transferencias=raw.open_n,
+            unidades=raw.open_unidades,
+            esi=_round(raw.open_esi),
+            asi=raw.open_asi,
+            dias_decorridos_min=None if raw.open_last is None else max((on - raw.open_last).days, 0),
+            dias_decorridos_max=None if raw.open_first is None else max((on - raw.open_first).days, 0),
         ),
     )
 
 
-def grupo(chave: str, items: list[Transferencia], **ids) -> ResultadoGrupo:
-    predicted = [t.esi for t in items if t.esi is not None]
+def grupo(chave: str, raw: Sums, on: date, **ids) -> ResultadoGrupo:
     return ResultadoGrupo(
         chave=chave,
         lote_id=ids.get("lote_id"),
         origem_id=ids.get("origem_id"),
         destino_id=ids.get("destino_id"),
-        transferencias=len(items),
-        unidades_movidas=sum(t.movidas for t in items),
-        nao_recebidas=sum(1 for t in items if not t.recebida),
-        sem_previsao=len(items) - len(predicted),
-        esi=_round(sum(predicted)) if predicted else None,
-        janela_14=_janela(items, 14),
-        janela_28=_janela(items, 28),
+        transferencias=raw.transferencias,
+        unidades_movidas=raw.unidades,
+        nao_recebidas=raw.nao_recebidas,
+        sem_previsao=raw.sem_previsao,
+        esi=_round(raw.esi),
+        janela_14=_janela(raw.windows[14], 14, on),
+        janela_28=_janela(raw.windows[28], 28, on),
     )
 
 
-def _by(
-    items: list[Transferencia], key: Callable[[Transferencia], tuple]
-) -> dict[tuple, list[Transferencia]]:
-    groups: dict[tuple, list[Transferencia]] = defaultdict(list)
-    for t in items:
-        groups[key(t)].append(t)
-    return groups
-
-
-def _grupos(agrupar: str, items: list[Transferencia]) -> list[ResultadoGrupo]:
+def _grupos(agrupar: str, sums: dict[tuple, Sums], on: date, limite: int) -> list[ResultadoGrupo]:
+    """The first ``limite`` groups in their order; only those are built."""
     if agrupar == "lote":
         lotes = {
             lid: (semana, inicio)
             for lid, semana, inicio in db.session.execute(
-                select(Lote.id, Lote.semana, Lote.inicio).where(Lote.id.in_({t.lote_id for t in items}))
+                select(Lote.id, Lote.semana, Lote.inicio).where(Lote.id.in_({k[0] for k in sums}))
             )
         }
-        groups = _by(items, lambda t: (t.lote_id,))
-        out = [grupo(lotes[lid][0], ts, lote_id=lid) for (lid,), ts in groups.items()]
         # Newest week first, as the batch list.
-        return sorted(out, key=lambda g: lotes[g.lote_id][1], reverse=True)
+        keys = sorted(sums, key=lambda k: lotes[k[0]][1], reverse=True)[:limite]
+        return [grupo(lotes[lid][0], sums[(lid,)], on, lote_id=lid) for (lid,) in keys]
     if agrupar == "rota":
-        nomes = dict(
-            db.session.execute(
-                select(Loja.id, Loja.nome).where(
-                    Loja.id.in_({t.origem_id for t in items} | {t.destino_id for t in items})
-                )
-            ).all()
-        )
-        groups = _by(items, lambda t: (t.origem_id, t.destino_id))
-        out = [
-            grupo(f"{nomes.get(o, '?')} → {nomes.get(d, '?')}", ts, origem_id=o, destino_id=d)
-            for (o, d), ts in groups.items()
-        ]
+        ids = {i for key in sums for i in key}
+        nomes = dict(db.session.execute(select(Loja.id, Loja.nome).where(Loja.id.in_(ids))).all())
+        chave = {(o, d): f"{nomes.get(o, '?')} → {nomes.get(d, '?')}" for o, d in sums}
     else:
-        attr = "marca" if agrupar == "marca" else "categoria"
-        groups = _by(items, lambda t: (getattr(t, attr),))
-        out = [grupo(k, ts) for (k,), ts in groups.items()]
+        chave = {k: k[0] for k in sums}
     # Most units moved first, then by name.
-    return sorted(out, key=lambda g: (-g.unidades_movidas, g.chave))
+    keys = sorted(sums, key=lambda k: (-sums[k].unidades, chave[k]))[:limite]
+    if agrupar == "rota":
+        return [grupo(chave[k], sums[k], on, origem_id=k[0], destino_id=k[1]) for k in keys]
+    return [grupo(chave[k], sums[k], on) for k in keys]
 
 
 def resultado(
@@ -347,12 +445,12 @@ def resultado(
         get_lote(lote_id)
         where.append(Recomendacao.lote_id == lote_id)
     ref = today()
-    items = transferencias(where, on=ref)
+    sums = aggregate(where, agrupar, on=ref)
     return Resultado(
         agrupar=agrupar,
         referencia=ref,
         horizonte_dias=HORIZON_DAYS,
         metodo=METHOD,
-        total=grupo("total", items),
-        grupos=_grupos(agrupar, items)[:limite],
+        total=grupo("total", sum(sums.values(), Sums()), ref),
+        grupos=_grupos(agrupar, sums, ref, limite),
     )
