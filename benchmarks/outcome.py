@@ -183,9 +183,8 @@ def bench(url: str, n_transfers: int, runs: int, *, build: bool = True) -> float
             db.session.execute(db.text("ANALYZE"))
             db.session.commit()
         db.session.remove()
-    print(
-        f"  built in {time.perf_counter() - started:.0f} s: {n_transfers} executed transfers, {sales} sales rows"
-    )
+    built = f"built in {time.perf_counter() - started:.0f} s" if build else "reused"
+    print(f"  {built}: {n_transfers} executed transfers, {sales} sales rows")
     client = app.test_client()
     login = client.post("/api/v1/auth/login", json={"email": email, "senha": PASSWORD})
     headers = {"Authorization": f"Bearer {login.get_json()['accessToken']}"}
