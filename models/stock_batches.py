@@ -106,6 +106,10 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
     posicao: Mapped[int] = mapped_column(Integer)  # the engine's output order, the last tie-breaker
     dias_ate_ruptura: Mapped[int] = mapped_column(Integer)
     em_campanha: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The engine's predicted extra units sold at the destination over its horizon (14 days) for
+    # these units: the ESI the outcome metric compares with what sold (migration 0026). NULL on
+    # recommendations generated before it was stored.
+    venda_extra_esperada: Mapped[float | None] = mapped_column(Float, nullable=True)
     data: Mapped[date] = mapped_column(Date)  # batch date of the generation that proposed it
     status: Mapped[str] = mapped_column(String(10), default="pendente")
     vetado: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -126,6 +130,8 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
     # stock import that shows the goods there (services.stock.transit).
     quantidade_recebida: Mapped[int | None] = mapped_column(Integer, nullable=True)
     recebida_em: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Business day of the receipt: the outcome windows (services.stock.outcome) start there.
+    recebida_data: Mapped[date | None] = mapped_column(Date, nullable=True)
 
 
 # The list order (priority, score descending, engine order) within a batch. The engine emits

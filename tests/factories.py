@@ -144,10 +144,12 @@ def make_rec(
     motivo_veto: str = "Loja em reforma",
     dias_ate_ruptura: int = 3,
     executada_data=_UNSET,
+    **columns,
 ):
     """A recommendation written straight into a batch (the engine's figures are fixed).
 
-    An executed one gets the batch date as its execution day unless told otherwise.
+    An executed one gets the batch date as its execution day unless told otherwise; ``columns``
+    sets any other column (``venda_extra_esperada``, ``estoque_destino``, a receipt...).
     """
     from models.stock_batches import PRIORIDADE_RANK, Recomendacao
 
@@ -180,6 +182,8 @@ def make_rec(
         motivo_veto=motivo_veto if vetado else None,
         executada_data=executada_data,
     )
+    for name, value in columns.items():
+        setattr(rec, name, value)
     db.session.add(rec)
     db.session.flush()
     return rec

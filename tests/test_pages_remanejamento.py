@@ -12,6 +12,8 @@ from datetime import date
 import pytest
 
 from extensions import db
+from models.stock import Venda
+from services.clock import today
 from tests.factories import (
     PASSWORD,
     auth_headers,
@@ -142,6 +144,40 @@ def test_dashboard_without_any_batch_says_so(client, ctx):
     body = text(client.get("/"))
     assert "Nenhum lote gerado ainda" in body
     assert "Sem lotes ainda" in body
+    assert "Nenhuma transferência executada ainda" in body
+    assert 'data-chart="chart-resultado"' not in body
+
+
+def test_dashboard_outcome_chart_predicted_against_sold(client, net, planner):
+    # The executed Bota 36 (Curitiba → Paulista, 4 units, executed on the batch day) was
+    # predicted to sell 3.5 more; Paulista held none and sold 3 since: one batch, window open
+    # or complete depending on today, never both.
+    rec = net["recs"]["executada"]
+    rec.venda_extra_esperada = 3.5
+    rec.estoque_destino = 0
+    db.session.add(
+        Venda(
+            data=rec.executada_data,
+            loja_id=net["paulista"].id,
+            produto_id=net["bota"].id,
+            tamanho="36",
+            qtd=3,
+        )
+    )
+    db.session.flush()
+    sign_in(client, planner)
+    body = text(client.get("/"))
+    chart = re.search(r'data-chart="chart-resultado">(.*?)</script>', body, re.S)
+    assert chart, "the outcome chart is drawn once a transfer was executed"
+    config = json.loads(chart.group(1))
+    assert config["data"]["labels"] == [net["lote"].semana]
+    series = {d["label"]: (d["stack"], d["data"]) for d in config["data"]["datasets"]}
+    complete = (today() - rec.executada_data).days >= 14
+    predicted = series["Previsto (ESI), janela completa" if complete else "Previsto, janela aberta"]
+    sold = series["Vendido do movimentado em 14 dias" if complete else "Vendido até agora, janela aberta"]
+    assert predicted == ("esi", [3.5]) and sold == ("asi", [3])
+    assert series["Previsto, janela aberta" if complete else "Previsto (ESI), janela completa"][1] == [0]
+    assert "Previsto × vendido" in body and "Vendido ÷ previsto" in body
 
 
 def test_batch_list_is_newest_first_and_marks_the_new_one(client, net, planner):

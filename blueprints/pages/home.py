@@ -28,6 +28,7 @@ from services.stock import (
     catalogue,
     learning,
     metrics,
+    outcome,
     painel,
     recommendations,
 )
@@ -37,12 +38,17 @@ blp = Blueprint("home", __name__)
 
 EFETIVIDADE_WEEKS = 12
 APRENDIZADO_BARS = 8
+RESULTADO_LOTES = 8
 CHART_COLORS = {
     "aprovadas": "#0f766e",
     "executadas": "#175cd3",
     "recusadas": "#b42318",
     "vetadas": "#b54708",
     "pendentes": "#98a2b3",
+    "previsto": "#175cd3",
+    "previsto_aberto": "#a4bcfd",
+    "vendido": "#0f766e",
+    "vendido_aberto": "#99d5ca",
 }
 
 
@@ -67,7 +73,8 @@ def _chart(
 
 
 def dashboard_context(user: User) -> dict:
-    """KPIs as cards, weekly effectiveness and learning as charts, the open batch at a glance."""
+    """KPIs as cards, weekly effectiveness, learning and outcome (predicted against sold per
+    batch) as charts, the open batch at a glance."""
     kpis = metrics.kpis_dashboard()
     semanas = metrics.efetividade_semanal().semanas[:EFETIVIDADE_WEEKS]
     semanas.reverse()  # oldest first, left to right
@@ -113,6 +120,31 @@ def dashboard_context(user: User) -> dict:
         ],
         horizontal=True,
     )
+    resultado = outcome.resultado(user, "lote", limite=RESULTADO_LOTES)
+    recentes = list(reversed(resultado.grupos))  # oldest first, left to right
+    # Two stacks per batch, predicted and sold in 14 days: complete windows at the bottom,
+    # the open ones on top in a paler shade, so the two are never read as one figure.
+    stacks = (
+        ("previsto", "esi", _("Previsto (ESI), janela completa"), lambda j: j.esi or 0),
+        ("previsto_aberto", "esi", _("Previsto, janela aberta"), lambda j: j.parciais.esi or 0),
+        ("vendido", "asi", _("Vendido do movimentado em 14 dias"), lambda j: j.asi),
+        ("vendido_aberto", "asi", _("Vendido até agora, janela aberta"), lambda j: j.parciais.asi),
+    )
+    resultado_chart = _chart(
+        "bar",
+        [g.chave for g in recentes],
+        [
+            {
+                "label": label,
+                "data": [value(g.janela_14) for g in recentes],
+                "backgroundColor": CHART_COLORS[key],
+                "stack": stack,
+                "maxBarThickness": 36,
+            }
+            for key, stack, label, value in stacks
+        ],
+        stacked=True,
+    )
     lote = totais = None
     urgentes: list[Recomendacao] = []
     names = None
@@ -133,6 +165,8 @@ def dashboard_context(user: User) -> dict:
         "aprendizado": aprendizado,
         "aprendizado_grupos": grupos,
         "aprendizado_chart": aprendizado_chart if top else None,
+        "resultado": resultado,
+        "resultado_chart": resultado_chart if recentes else None,
         "lote": lote,
         "totais": totais,
         "urgentes": urgentes,

@@ -23,12 +23,14 @@ from schemas.stock.batches import (
     RecomendacoesQuery,
     RecusaRequest,
     RegrasPayload,
+    Resultado,
+    ResultadoQuery,
     TotaisLote,
     TransitoLoja,
     Validacao,
     VetoRequest,
 )
-from services.stock import batches, decisions, grade, metrics, recommendations, rules, transit
+from services.stock import batches, decisions, grade, metrics, outcome, recommendations, rules, transit
 
 # Documented once, shown on every decision endpoint.
 STATE_MACHINE = (
@@ -329,6 +331,33 @@ def efetividade_semanal():
 def aprendizado():
     """Aceitação por rota, marca e categoria e o fator que ela aplica ao score do próximo lote."""
     return metrics.aprendizado()
+
+
+@blp.route(f"{R}/metricas/resultado", methods=["GET"])
+@stock_auth_required()
+@blp.arguments(ResultadoQuery, location="query")
+@blp.response(200, Resultado)
+@blp.alt_response(404, description="`loteId` não existe")
+def resultado(query):
+    """Venda extra esperada (ESI) contra a realizada (ASI) das transferências executadas, por lote,
+    rota, marca ou categoria (extensão à especificação).
+
+    **ESI** de uma transferência: as unidades a mais que o motor previu vender no destino em 14 dias
+    (`vendaExtraEsperada` gravada na geração), proporcional às unidades recebidas.
+    **ASI** em 14 e 28 dias: unidades da célula (produto, cor, tamanho) vendidas no destino nos 14 (28)
+    dias a partir do dia do recebimento (da execução enquanto não recebida), além do estoque próprio
+    do destino: `clamp(vendas − estoque próprio restante no início − unidades de transferências
+    anteriores do mesmo lote para a célula, 0, unidades movidas)`, o "vendido do movimentado". O
+    estoque próprio vende primeiro, como na conta do motor, então o ASI não credita à transferência o
+    que o destino venderia de qualquer forma.
+
+    Uma janela ainda aberta (algum dia dela não é anterior a hoje) fica em `parciais`, com os dias
+    decorridos, e nunca entra nas somas completas; `razao = ASI/ESI` e `pctVendido = ASI/unidades`
+    usam só janelas completas (a razão, só as transferências com previsão). `agrupar` fora de
+    `lote`, `rota`, `marca`, `categoria` responde 422. O `gerente_loja` vê só as transferências que
+    saem ou chegam na sua loja; os demais papéis veem todas.
+    """
+    return outcome.resultado(current_user, query["agrupar"], query.get("lote_id"), query["limite"])
 
 
 @blp.route(f"{R}/historico", methods=["GET"])

@@ -1,4 +1,5 @@
-"""``flask batches ...``: generate a week's batch now, or only when the cadence says one is due.
+"""``flask batches ...``: generate a week's batch now, or only when the cadence says one is due;
+``resultado`` prints how the executed transfers sold against the engine's prediction.
 
 Both run the batch generation job (``services.stock.partitions``): in the
 foreground by default, with a progress bar, or with ``--queue`` on the workers
@@ -17,7 +18,7 @@ from extensions import db
 from models.jobs import Job
 from services import jobs
 from services.clock import today
-from services.stock import generation, partitions, rules
+from services.stock import generation, outcome, partitions, rules
 
 batches_cli = Blueprint("batches", __name__, cli_group="batches")
 
@@ -122,3 +123,48 @@ def run_due_command(on, queue, partitions):
         click.echo(f"no batch due (cadence {cadence.cadence}, next on {cadence.proximo_lote.isoformat()})")
         return
     click.echo(describe_result(result))
+
+
+def _fmt(value, pattern: str) -> str:
+    return "-" if value is None else format(value, pattern)
+
+
+def _janelas(g: outcome.ResultadoGrupo) -> str:
+    parciais = g.janela_28.parciais
+    if not g.janela_28.parcial:
+        return "completa"
+    low, high = parciais.dias_decorridos_min, parciais.dias_decorridos_max
+    return f"aberta ({low} d)" if low == high else f"aberta ({low}-{high} d)"
+
+
+@batches_cli.cli.command("resultado")
+@click.option(
+    "--agrupar",
+    type=click.Choice(outcome.AGRUPAMENTOS),
+    default="lote",
+    show_default=True,
+    help="Group by batch, route, brand or category.",
+)
+@click.option("--lote", "lote_id", type=click.UUID, default=None, help="Only this batch's transfers.")
+@click.option("--limite", type=click.IntRange(1, 1000), default=100, show_default=True, help="Groups shown.")
+def resultado_command(agrupar, lote_id, limite):
+    """Expected (ESI) against actual (ASI) sales increase of the executed transfers.
+
+    ASI counts the moved units sold at the destination in the 14 and 28 days from the receipt,
+    beyond the destination's own stock; only complete windows are summed, an open one is
+    flagged with its days elapsed (docs/engine.md, section 9).
+    """
+    result = outcome.resultado(None, agrupar, lote_id, limite)
+    rows = [*result.grupos, result.total]
+    width = max(len(g.chave) for g in rows)
+    click.echo(
+        f"{'grupo':<{width}} {'transf.':>7} {'unid.':>6} {'ESI':>7} {'ASI14':>6} {'ASI28':>6} "
+        f"{'%14d':>6} {'ASI/ESI14':>9}  janelas"
+    )
+    for g in rows:
+        j14, j28 = g.janela_14, g.janela_28
+        pct = None if j14.pct_vendido is None else f"{100 * j14.pct_vendido:.1f}%"
+        click.echo(
+            f"{g.chave:<{width}} {g.transferencias:>7} {g.unidades_movidas:>6} {_fmt(g.esi, '.1f'):>7} "
+            f"{j14.asi:>6} {j28.asi:>6} {pct or '-':>6} {_fmt(j14.razao, '.2f'):>9}  {_janelas(g)}"
+        )

@@ -9,6 +9,7 @@ from marshmallow import fields, post_load
 from models.stock_batches import MOTIVOS_RECUSA, PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
 from schemas.fields import Boolean, Integer, List, Text, choice
+from services.stock.outcome import AGRUPAMENTOS
 from services.stock.recommendations import FiltroRecomendacoes
 from services.stock.rules import CADENCIAS, RULES, NovasRegras
 
@@ -101,6 +102,15 @@ class RecomendacaoOut(StockSchema):
         data_key="recebidaEm",
         allow_none=True,
         metadata={"description": "ISO 8601 UTC time of the receipt; null until received (extension)"},
+    )
+    venda_extra_esperada = fields.Float(
+        data_key="vendaExtraEsperada",
+        allow_none=True,
+        metadata={
+            "description": "The engine's expected extra units sold at the destination over 14 days (the ESI "
+            "of `/metricas/resultado`, the figure the justification quotes); null on recommendations "
+            "generated before it was stored (extension)"
+        },
     )
 
 
@@ -603,7 +613,43 @@ class FatorAprendizado(StockSchema):
     taxa_aceitacao = fields.Float(
         data_key="taxaAceitacao", required=True, metadata=_d("aceitas / decididas, 0–1")
     )
-    fator = fields.Float(required=True, metadata=_d("Score multiplier applied in the next batch, (0.5, 1]"))
+    fator_decisoes = fields.Float(
+        data_key="fatorDecisoes",
+        required=True,
+        metadata=_d("From refusals and vetoes: 1 − 0.5 × rejeitadas / (decididas + 2), (0.5, 1]"),
+    )
+    transferencias_medidas = fields.Integer(
+        data_key="transferenciasMedidas",
+        required=True,
+        metadata=_d(
+            "Executed transfers of the window with a complete 14-day outcome window and a prediction "
+            "(routes and categories; 0 for brands)"
+        ),
+    )
+    esi = fields.Float(
+        allow_none=True, required=True, metadata=_d("Their expected sales increase; null when none measured")
+    )
+    asi = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata=_d("Their moved units sold in 14 days beyond the destination's own stock; null when none"),
+    )
+    razao_resultado = fields.Float(
+        data_key="razaoResultado", allow_none=True, required=True, metadata=_d("asi / esi, unshrunk")
+    )
+    fator_resultado = fields.Float(
+        data_key="fatorResultado",
+        required=True,
+        metadata=_d(
+            "clip((asi + 20) / (esi + 20), 0.5, 1.5): the ratio shrunk toward 1; 1 when none measured"
+        ),
+    )
+    fator = fields.Float(
+        required=True,
+        metadata=_d(
+            "Score multiplier applied in the next batch: min(1, fatorDecisoes × fatorResultado), (0.25, 1]"
+        ),
+    )
     ajuste_percentual = fields.Float(
         data_key="ajustePercentual",
         required=True,
@@ -630,6 +676,115 @@ class Aprendizado(StockSchema):
     )
     categorias = fields.List(
         fields.Nested(FatorAprendizado), required=True, metadata=_d("Per category, strongest penalty first")
+    )
+
+
+# --- outcome (ESI against ASI) ---------------------------------------------------------------
+
+
+class ResultadoQuery(QuerySchema):
+    agrupar = choice(
+        AGRUPAMENTOS,
+        load_default="lote",
+        metadata=_d("Group by batch (`lote`, newest first), route `origem → destino`, brand or category"),
+    )
+    lote_id = fields.UUID(data_key="loteId", metadata=_d("Only the transfers of this batch (404 if unknown)"))
+    limite = Integer(
+        load_default=100, minimum=1, maximum=1000, metadata=_d("Groups returned; `total` covers them all")
+    )
+
+
+class ResultadoParciais(StockSchema):
+    transferencias = fields.Integer(required=True, metadata=_d("Transfers whose window is still open"))
+    unidades = fields.Integer(required=True, metadata=_d("Units they moved"))
+    esi = fields.Float(allow_none=True, required=True, metadata=_d("Their ESI; null without a prediction"))
+    asi = fields.Integer(required=True, metadata=_d("Units of the moved ones sold so far"))
+    dias_decorridos_min = fields.Integer(
+        data_key="diasDecorridosMin", allow_none=True, required=True, metadata=_d("Fewest days elapsed")
+    )
+    dias_decorridos_max = fields.Integer(
+        data_key="diasDecorridosMax", allow_none=True, required=True, metadata=_d("Most days elapsed")
+    )
+
+
+class ResultadoJanela(StockSchema):
+    dias = fields.Integer(required=True, metadata=_d("Window length: 14 or 28 days from the receipt"))
+    parcial = fields.Boolean(
+        required=True, metadata=_d("Some transfer's window is still open (see `parciais`)")
+    )
+    transferencias = fields.Integer(required=True, metadata=_d("Transfers whose window is complete"))
+    unidades = fields.Integer(required=True, metadata=_d("Units they moved"))
+    esi = fields.Float(
+        allow_none=True, required=True, metadata=_d("Their ESI (those with a prediction); null when none")
+    )
+    asi = fields.Integer(
+        required=True, metadata=_d("Units of the moved ones sold in the window (vendido do movimentado)")
+    )
+    pct_vendido = fields.Float(
+        data_key="pctVendido", allow_none=True, required=True, metadata=_d("asi / unidades, 0–1")
+    )
+    razao = fields.Float(
+        allow_none=True,
+        required=True,
+        metadata=_d(
+            "ASI / ESI over complete windows of transfers with a prediction; the ESI is over the "
+            "engine's 14-day horizon, so the 28-day ratio also counts later sales"
+        ),
+    )
+    parciais = fields.Nested(ResultadoParciais, required=True, metadata=_d("The open windows, apart"))
+
+
+class ResultadoGrupo(StockSchema):
+    chave = fields.String(
+        required=True,
+        metadata=_d("ISO week of the batch, route `origem → destino`, brand, category or `total`"),
+    )
+    lote_id = fields.UUID(
+        data_key="loteId", allow_none=True, required=True, metadata=_d("Batch; null otherwise")
+    )
+    origem_id = fields.UUID(
+        data_key="origemId", allow_none=True, required=True, metadata=_d("Route's origin")
+    )
+    destino_id = fields.UUID(
+        data_key="destinoId", allow_none=True, required=True, metadata=_d("Route's destination")
+    )
+    transferencias = fields.Integer(required=True, metadata=_d("Executed transfers"))
+    unidades_movidas = fields.Integer(
+        data_key="unidadesMovidas",
+        required=True,
+        metadata=_d("Units received (quantity sent until received)"),
+    )
+    nao_recebidas = fields.Integer(
+        data_key="naoRecebidas",
+        required=True,
+        metadata=_d("Executed and not yet received: windows from execution"),
+    )
+    sem_previsao = fields.Integer(
+        data_key="semPrevisao",
+        required=True,
+        metadata=_d("Generated before the prediction was stored: no ESI"),
+    )
+    esi = fields.Float(
+        allow_none=True,
+        required=True,
+        metadata=_d("Expected sales increase of all of them, units over 14 days"),
+    )
+    janela_14 = fields.Nested(ResultadoJanela, data_key="janela14", required=True)
+    janela_28 = fields.Nested(ResultadoJanela, data_key="janela28", required=True)
+
+
+class Resultado(StockSchema):
+    """Expected (ESI) against actual (ASI) sales increase of the executed transfers."""
+
+    agrupar = fields.String(required=True, metadata={**_d("Grouping"), "enum": list(AGRUPAMENTOS)})
+    referencia = fields.Date(required=True, metadata=_d("Today: windows ending before it are complete"))
+    horizonte_dias = fields.Integer(
+        data_key="horizonteDias", required=True, metadata=_d("The engine's horizon, the ESI's days")
+    )
+    metodo = fields.String(required=True, metadata=_d("How ESI and ASI are computed"))
+    total = fields.Nested(ResultadoGrupo, required=True, metadata=_d("Every visible transfer"))
+    grupos = fields.List(
+        fields.Nested(ResultadoGrupo), required=True, metadata=_d("Per group, up to `limite`")
     )
 
 

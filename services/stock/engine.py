@@ -188,6 +188,7 @@ def _empty_output() -> EngineOutput:
         distance_km=f64.copy(),
         in_campaign=np.zeros(0, dtype=bool),
         justification=[],
+        expected_gain=f64.copy(),
     )
 
 
@@ -372,4 +373,5 @@ def recommend(
         distance_km=np.nan_to_num(f.distance[order], nan=0.0).astype(np.float64),
         in_campaign=(f.campaign_origin | f.campaign_dest)[order],
         justification=justification,
+        expected_gain=f.gain[order].astype(np.float64),
     )

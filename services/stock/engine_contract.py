@@ -88,6 +88,9 @@ class EngineOutput:
     distance_km: np.ndarray  # float64 haversine distance
     in_campaign: np.ndarray  # bool: product in campaign at origin or destination
     justification: list[str]  # Portuguese text quoting the figures above
+    # float64: expected extra units sold at the destination over the horizon (the justification's
+    # "deve vender cerca de ... a mais"); None from code that predates it.
+    expected_gain: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.origin.shape[0])

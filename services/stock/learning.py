@@ -12,8 +12,19 @@ so one refusal alone costs ~17 %, a long record of refusals approaches
 single decision from swinging the score. A refusal whose reason is ``estoque_errado``
 (the stock figures were wrong) says nothing about the route, brand or category
 and is left out of every count; the other reasons (``loja_recusa``, ``custo``,
-``outro``) and refusals without a reason count as rejected. The engine multiplies the three factors
-of a recommendation into its score; ``/metricas/aprendizado`` shows the same numbers.
+``outro``) and refusals without a reason count as rejected.
+
+Routes and categories also learn from outcomes (``services.stock.outcome``): over the executed
+transfers of the same window whose 14-day window is complete and that carry the engine's
+prediction, the sold-beyond-own-stock units (ASI) against the predicted ones (ESI) give
+
+    fator_resultado = clip((ASI + OUTCOME_PRIOR) / (ESI + OUTCOME_PRIOR), 0.5, 1.5)
+
+(shrunk toward 1: ``OUTCOME_PRIOR`` expected units, a few transfers' worth, before the
+evidence speaks). The group's factor is ``min(1, fator_decisoes × fator_resultado)``: a route
+or category whose transfers sell less than predicted sinks; one that sells more wins back what
+refusals took, never above 1 (the factors stay penalties). The engine multiplies the three
+factors of a recommendation into its score; ``/metricas/aprendizado`` shows the same numbers.
 """
 
 from __future__ import annotations
@@ -28,16 +39,25 @@ from sqlalchemy import case, false, func, or_, select, true
 from extensions import db
 from models.stock import Loja, Produto
 from models.stock_batches import Recomendacao
+from services.stock import outcome
 
 WINDOW_DAYS = 182
 PRIOR = 2.0
 MAX_PENALTY = 0.5
 # A refusal for this reason blames the data, not the suggestion: it does not count.
 NEUTRAL_REFUSAL = "estoque_errado"
+# Outcomes: expected units of prior evidence that the engine's predictions are right.
+OUTCOME_PRIOR = 20.0
+OUTCOME_MIN, OUTCOME_MAX = 0.5, 1.5
+OUTCOME_WINDOW = 14  # the engine's horizon: ASI over the days ESI predicts
 METHOD = (
-    f"fator = 1 − {MAX_PENALTY} × rejeitadas / (decididas + {PRIOR:g}), over the decisions of the last "
+    f"fatorDecisoes = 1 − {MAX_PENALTY} × rejeitadas / (decididas + {PRIOR:g}), over the decisions of the last "
     f"{WINDOW_DAYS} days; rejeitadas = recusadas + vetadas, aceitas = aprovadas + executadas. "
     "Refusals for `estoque_errado` do not count. "
+    f"Routes and categories: fatorResultado = clip((ASI + {OUTCOME_PRIOR:g}) / (ESI + {OUTCOME_PRIOR:g}), "
+    f"{OUTCOME_MIN}, {OUTCOME_MAX}) over the executed transfers of the same window with a complete "
+    f"{OUTCOME_WINDOW}-day window and a prediction (see /metricas/resultado); brands: 1. "
+    "fator = min(1, fatorDecisoes × fatorResultado). "
     "The engine multiplies the route, brand and category factors into the score."
 )
 
@@ -46,19 +66,37 @@ def factor(decididas: int, rejeitadas: int) -> float:
     return 1.0 - MAX_PENALTY * rejeitadas / (decididas + PRIOR)
 
 
+def outcome_factor(esi: float, asi: float) -> float:
+    """ASI/ESI shrunk toward 1 by ``OUTCOME_PRIOR`` expected units, clipped."""
+    ratio = (asi + OUTCOME_PRIOR) / (esi + OUTCOME_PRIOR)
+    return min(max(ratio, OUTCOME_MIN), OUTCOME_MAX)
+
+
 @dataclass
 class Group:
     key: tuple
     aceitas: int
     rejeitadas: int
+    # Outcomes of its executed transfers (complete 14-day windows with a prediction).
+    medidas: int = 0
+    esi: float = 0.0
+    asi: int = 0
 
     @property
     def decididas(self) -> int:
         return self.aceitas + self.rejeitadas
 
     @property
-    def fator(self) -> float:
+    def fator_decisoes(self) -> float:
         return factor(self.decididas, self.rejeitadas)
+
+    @property
+    def fator_resultado(self) -> float:
+        return outcome_factor(self.esi, self.asi) if self.medidas else 1.0
+
+    @property
+    def fator(self) -> float:
+        return min(1.0, self.fator_decisoes * self.fator_resultado)
 
 
 @dataclass
@@ -92,13 +130,34 @@ def _counts(group_by: list, since: date) -> list[Group]:
     return out
 
 
+def _add_outcomes(groups: list[Group], sums: dict[tuple, list]) -> list[Group]:
+    by_key = {g.key: g for g in groups}
+    for key, (medidas, esi, asi) in sums.items():
+        g = by_key.get(key)
+        if g is None:  # an executed transfer is an acceptance: only a rare race lands here
+            g = by_key[key] = Group(key, 0, 0)
+        g.medidas, g.esi, g.asi = medidas, esi, asi
+    return list(by_key.values())
+
+
 def decision_stats(on: date) -> Stats:
-    """Accepted and rejected counts per route, brand and category before ``on``."""
+    """Accepted and rejected counts per route, brand and category before ``on``, with the
+    outcomes of the routes' and categories' executed transfers."""
     since = on - timedelta(days=WINDOW_DAYS)
+    per_route: dict[tuple, list] = {}
+    per_category: dict[tuple, list] = {}
+    measured = outcome.learning_sums([Recomendacao.data >= since], on=on, window=OUTCOME_WINDOW)
+    for (origem, destino, categoria), values in measured.items():
+        for sums in (
+            per_route.setdefault((origem, destino), [0, 0.0, 0]),
+            per_category.setdefault((categoria,), [0, 0.0, 0]),
+        ):
+            for i, value in enumerate(values):
+                sums[i] += value
     return Stats(
-        rotas=_counts([Recomendacao.origem_id, Recomendacao.destino_id], since),
+        rotas=_add_outcomes(_counts([Recomendacao.origem_id, Recomendacao.destino_id], since), per_route),
         marcas=_counts([Produto.marca], since),
-        categorias=_counts([Produto.categoria], since),
+        categorias=_add_outcomes(_counts([Produto.categoria], since), per_category),
     )
 
 
@@ -140,6 +199,12 @@ class FatorAprendizado:
     aceitas: int
     rejeitadas: int
     taxa_aceitacao: float
+    fator_decisoes: float
+    transferencias_medidas: int
+    esi: float | None
+    asi: int | None
+    razao_resultado: float | None
+    fator_resultado: float
     fator: float
     ajuste_percentual: float
 
@@ -166,6 +231,12 @@ def _entry(chave: str, g: Group, origem=None, destino=None) -> FatorAprendizado:
         aceitas=g.aceitas,
         rejeitadas=g.rejeitadas,
         taxa_aceitacao=round(g.aceitas / g.decididas, 4) if g.decididas else 0.0,
+        fator_decisoes=round(g.fator_decisoes, 4),
+        transferencias_medidas=g.medidas,
+        esi=round(g.esi, 2) if g.medidas else None,
+        asi=g.asi if g.medidas else None,
+        razao_resultado=round(g.asi / g.esi, 4) if g.medidas and g.esi > 0 else None,
+        fator_resultado=round(g.fator_resultado, 4),
         fator=round(g.fator, 4),
         ajuste_percentual=round((1 - g.fator) * 100, 1),
     )

@@ -66,6 +66,7 @@ _OUTPUT_ARRAYS = (
     "dest_daily_sales",
     "distance_km",
     "in_campaign",
+    "expected_gain",
 )
 # Share of the progress bar each phase fills.
 PREPARED, COMPUTED = 0.25, 0.9

@@ -76,6 +76,7 @@ DECISION_COLUMNS = frozenset(
         "executada_data",
         "quantidade_recebida",
         "recebida_em",
+        "recebida_data",
     }
 )
 # What a generation writes: every other column of the model, in the model's order.
@@ -122,6 +123,7 @@ def _row_values(out: EngineOutput, net: Network, idx: np.ndarray, lote_id: uuid.
         "posicao": idx,
         "dias_ate_ruptura": out.days_to_stockout[idx],
         "em_campanha": out.in_campaign[idx],
+        "venda_extra_esperada": np.round(np.asarray(out.expected_gain, dtype=np.float64)[idx], 3),
         "data": on,
         "status": "pendente",
         "vetado": False,

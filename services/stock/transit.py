@@ -139,6 +139,7 @@ def _mark_received(
     now = utcnow()
     rec.quantidade_recebida = quantidade
     rec.recebida_em = now
+    rec.recebida_data = today()
     db.session.add(
         AcaoRecomendacao(
             recomendacao_id=rec.id,
