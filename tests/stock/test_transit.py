@@ -167,6 +167,8 @@ def test_store_lists_transfers_in_transit_with_age_and_alert(client, app, net, p
         executada_data=ref - timedelta(days=7),
     )
     to_send = make_rec(lote, produto, net["a"], net["c"], tamanho="40", status="aprovada")
+    to_send.ultima_acao_em = datetime.now(UTC)  # approved just now: in transit since today
+    db.session.flush()
     # Neither pending, refused, vetoed nor received ones are in transit.
     make_rec(lote, produto, net["cd"], net["a"], tamanho="40", status="pendente")
     make_rec(lote, produto, net["cd"], net["a"], tamanho="40", status="recusada")
@@ -182,7 +184,7 @@ def test_store_lists_transfers_in_transit_with_age_and_alert(client, app, net, p
     assert got == [
         (str(late.id), "entrada", "executada", 8, True),
         (str(on_time.id), "entrada", "executada", 7, False),
-        (str(to_send.id), "saida", "aprovada", got[2][3], False),
+        (str(to_send.id), "saida", "aprovada", 0, False),
     ]
     first = body["itens"][0]
     assert first["origemNome"] == "CD Cajamar" and first["destinoNome"] == "Loja Paulista"
