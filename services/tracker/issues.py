@@ -443,8 +443,8 @@ def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> 
 
 
 def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssueRowPage:
-    """``list_issues`` as plain rows: the page with its statuses and people in one statement,
-    then its labels and its custom fields in one statement each."""
+    """``list_issues`` as plain rows: the page with its statuses, people and labels in one
+    statement, then its custom fields in one more."""
     plan = _plan_list(user, slug, project_id, filters)
     page = (
         select(Issue.id)
@@ -454,7 +454,9 @@ def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict)
         .offset(plan.offset)
         .subquery()
     )
-    rows = _issue_rows(plan.project, _row_query().join(page, page.c.id == Issue.id).order_by(*plan.ordering))
+    rows = _issue_rows(
+        plan.project, _row_query().join(page, page.c.id == Issue.id).order_by(*plan.ordering, Label.name)
+    )
     _fill(rows, plan.access)
     return IssueRowPage(issues=rows, total=plan.total, page=plan.page, per_page=plan.per_page)
 
@@ -493,67 +495,70 @@ def _row_query():
             CreatorUser.id,
             CreatorUser.name,
             children,
+            Label.id,
+            Label.name,
+            Label.color,
         )
         .join(Status, Status.id == Issue.status_id)
         .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
         .outerjoin(CreatorUser, CreatorUser.id == Issue.created_by_id)
+        # One row per label (or one without): the page and its labels in one round trip.
+        .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
+        .outerjoin(Label, Label.id == IssueLabel.label_id)
     )
 
 
 def _issue_rows(project: Project, query) -> list[IssueRow]:
+    """Rows of ``_row_query`` as issues; an issue's label rows (ordered by name) join its labels."""
     prefix = f"{project.key}-"
-    return [
-        IssueRow(
-            id=r[0],
-            key=f"{prefix}{r[1]}",
-            project_id=r[2],
-            title=r[3],
-            description=r[4],
-            type=r[5],
-            priority=r[6],
-            parent_id=r[7],
-            start_date=r[8],
-            due_date=r[9],
-            estimate=r[10],
-            rank=r[11],
-            created_at=r[12],
-            updated_at=r[13],
-            status=StatusBrief(r[14], r[15], r[16], r[17]),
-            assignee=PersonBrief(r[18], r[19], r[20]) if r[18] is not None else None,
-            created_by=PersonBrief(r[21], r[22]) if r[21] is not None else None,
-            children_count=r[23],
-        )
-        for r in db.session.execute(query)
-    ]
+    issues: dict[uuid.UUID, IssueRow] = {}
+    for r in db.session.execute(query):
+        row = issues.get(r[0])
+        if row is None:
+            row = issues[r[0]] = IssueRow(
+                id=r[0],
+                key=f"{prefix}{r[1]}",
+                project_id=r[2],
+                title=r[3],
+                description=r[4],
+                type=r[5],
+                priority=r[6],
+                parent_id=r[7],
+                start_date=r[8],
+                due_date=r[9],
+                estimate=r[10],
+                rank=r[11],
+                created_at=r[12],
+                updated_at=r[13],
+                status=StatusBrief(r[14], r[15], r[16], r[17]),
+                assignee=PersonBrief(r[18], r[19], r[20]) if r[18] is not None else None,
+                created_by=PersonBrief(r[21], r[22]) if r[21] is not None else None,
+                children_count=r[23],
+            )
+        if r[24] is not None:
+            row.labels.append(LabelBrief(r[24], r[25], r[26]))
+    return list(issues.values())
 
 
 def _fill(rows: list[IssueRow], access: Access) -> None:
-    """Labels (by name, as the ORM relationship orders them) and custom fields of ``rows``."""
-    if not rows:
-        return
-    by_id = {row.id: row for row in rows}
-    labels = db.session.execute(
-        select(IssueLabel.issue_id, Label.id, Label.name, Label.color)
-        .join(Label, Label.id == IssueLabel.label_id)
-        .where(IssueLabel.issue_id.in_(list(by_id)))
-        .order_by(Label.name)
-    )
-    for issue_id, label_id, name, color in labels:
-        by_id[issue_id].labels.append(LabelBrief(label_id, name, color))
+    """The custom fields of ``rows``."""
     shown = custom_fields.values_of(access.organization, [(row.id, row.project_id) for row in rows])
     for row in rows:
         row.custom_fields = shown[row.id]
 
 
 def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> IssueRow:
-    """One issue as ``get_issue`` answers it, read as plain rows: the issue, then its labels,
-    relations, children and custom fields."""
+    """One issue as ``get_issue`` answers it, read as plain rows: the issue with its labels,
+    then its relations, children and custom fields."""
     project, access = project_access(user, slug, project_id, READ)
     match = _KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found", reason="issue_not_found")
     found = _issue_rows(
-        project, _row_query().where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
+        project,
+        _row_query()
+        .where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
+        .order_by(Label.name),
     )
     if not found:
         raise NotFoundError("Issue not found", reason="issue_not_found")
