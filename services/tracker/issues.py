@@ -263,7 +263,10 @@ def _next_number(project_id: uuid.UUID, text_bytes: int) -> int:
 
 def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
     issue.labels = (
-        list(db.session.scalars(select(Label).where(Label.id.in_(set(label_ids))))) if label_ids else []
+        # By name, as every read of the issue lists them.
+        list(db.session.scalars(select(Label).where(Label.id.in_(set(label_ids))).order_by(Label.name)))
+        if label_ids
+        else []
     )
 
 
