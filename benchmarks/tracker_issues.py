@@ -417,7 +417,7 @@ def inspect(app, client, path: str, query, headers) -> tuple[int, str]:
         event.remove(engine, "before_cursor_execute", capture)
     counts = [(sql, params) for sql, params in statements if sql.lstrip().upper().startswith("SELECT COUNT")]
     if not counts:
-        return len(statements), "no count (kept on write)"
+        return len(statements), "no count statement (a counter or the vocabulary answered)"
     with app.app_context(), db.engine.connect() as conn:
         sql, params = counts[-1]
         raw = conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params).scalar()
