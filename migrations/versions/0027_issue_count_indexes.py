@@ -117,3 +117,6 @@ def downgrade():
                 "autovacuum_vacuum_insert_scale_factor, autovacuum_analyze_scale_factor)"
             )
     op.drop_index("ix_issues_project_assignee_status", table_name="issues")
+    op.drop_index("ix_issues_project_rank", table_name="issues")
+    op.create_index("ix_issues_project_rank", "issues", ["project_id", "rank"], unique=False)
+    op.drop_table("title_gram_counts")
