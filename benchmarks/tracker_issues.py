@@ -1,14 +1,18 @@
 """Issue list latency with 1,000,000 issues in one workspace, on PostgreSQL, through the API.
 
-    .venv/bin/python benchmarks/tracker_issues.py [--issues 1000000] [--runs 40] [--reload]
+    .venv/bin/python benchmarks/tracker_issues.py [--issues 1000000] [--runs 20] [--reload]
 
 Uses its own database (``giro_bench_tracker`` by default, created when
 missing), migrated to the current schema. The first run loads the data set with
-COPY (a few minutes); later runs reuse it unless ``--reload`` is given. Then it
-times, through the Flask test client with a real bearer token, a filtered and
-sorted first page and a title search, and prints the median and 95th
-percentile of each; then creates, retitles and deletes as many issues (the
-project ends as it began) and prints the same figures for those writes.
+COPY (a few minutes) and vacuums it as autovacuum would; later runs reuse it
+unless ``--reload`` is given. Then it times, through the Flask test client with
+a real bearer token, first pages (25 issues) of filtered and sorted lists and
+title searches, and one issue read; each figure is the min/median/max over 3
+rounds of the round's median of ``--runs`` requests. For every list it also
+shows the statements one request runs and the heap pages its count reads
+(``EXPLAIN (ANALYZE, BUFFERS)`` of the counting statement: an index-only count
+reads none). Then it creates, retitles and deletes issues (the project ends as
+it began) and prints the same figures for those writes, and ``uptime``.
 
 Data set: one organization (enterprise plan), one workspace, one project with
 every issue, 25 members as assignees, 8 labels. Titles are built from a
@@ -21,13 +25,16 @@ a label.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 import uuid
 from array import array
+from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -36,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 import flask_migrate  # noqa: E402
 import psycopg  # noqa: E402
-from sqlalchemy import select  # noqa: E402
+from sqlalchemy import event, select  # noqa: E402
 
 from app import create_app  # noqa: E402
 from config import normalize_database_url  # noqa: E402
@@ -49,6 +56,9 @@ from models.tracker import (  # noqa: E402
     Status,
     Workspace,
 )
+
+ROUNDS = 3
+PER_PAGE = 25
 from services import auth as auth_service  # noqa: E402
 from services.tracker import accounts, search, workspaces  # noqa: E402
 
@@ -239,6 +249,8 @@ def load_issues(url: str, project: Project, members, status_ids, label_ids, coun
     span = int(timedelta(days=730).total_seconds())
     with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
         conn.execute("DELETE FROM title_terms WHERE project_id = %s", (project.id,))
+        conn.execute("DELETE FROM title_gram_counts WHERE project_id = %s", (project.id,))
+        grams: Counter = Counter()
         conn.execute("DELETE FROM issues WHERE project_id = %s", (project.id,))
         indexes = conn.execute(
             "SELECT indexname, indexdef FROM pg_indexes "
@@ -283,6 +295,7 @@ def load_issues(url: str, project: Project, members, status_ids, label_ids, coun
                     link_terms.append(vocabulary.setdefault(term, first_term_id + len(vocabulary)))
                     link_issues.append(len(issue_ids))
                 issue_ids.append(issue_id)
+                grams.update(search.grams_of(search.searchable(title)))
                 storage_bytes += len(title.encode())
                 copy.write_row(
                     (
@@ -318,6 +331,9 @@ def load_issues(url: str, project: Project, members, status_ids, label_ids, coun
         with conn.cursor().copy("COPY issue_title_terms (term_id, issue_id) FROM STDIN") as copy:
             for term_id, issue_index in zip(link_terms, link_issues, strict=True):
                 copy.write_row((term_id, issue_ids[issue_index]))
+        with conn.cursor().copy("COPY title_gram_counts (project_id, gram, issue_count) FROM STDIN") as copy:
+            for gram, issue_total in grams.items():
+                copy.write_row((project.id, gram, issue_total))
         conn.execute(
             "SELECT setval(pg_get_serial_sequence('title_terms', 'id'), (SELECT max(id) FROM title_terms))"
         )
@@ -350,50 +366,97 @@ def issue_count(url: str, project: Project) -> int:
         return conn.execute("SELECT count(*) FROM issues WHERE project_id = %s", (project.id,)).fetchone()[0]
 
 
+def _spread(values: list[float]) -> str:
+    return f"{min(values):.1f}/{statistics.median(values):.1f}/{max(values):.1f}ms"
+
+
 def timed(client, path: str, query, headers, runs: int) -> tuple[list[float], dict]:
+    """Median of ``runs`` requests, in each of ``ROUNDS`` rounds, after 3 warm-up requests."""
     for _ in range(3):
         client.get(path, query_string=query, headers=headers)
-    samples = []
+    medians = []
     body = {}
-    for _ in range(runs):
-        began = time.perf_counter()
-        response = client.get(path, query_string=query, headers=headers)
-        samples.append((time.perf_counter() - began) * 1000)
-        assert response.status_code == 200, response.get_json()
-        body = response.get_json()
-    return samples, body
+    for _ in range(ROUNDS):
+        samples = []
+        for _ in range(runs):
+            began = time.perf_counter()
+            response = client.get(path, query_string=query, headers=headers)
+            samples.append((time.perf_counter() - began) * 1000)
+            assert response.status_code == 200, response.get_json()
+            body = response.get_json()
+        medians.append(statistics.median(samples))
+    return medians, body
 
 
-def time_writes(client, path: str, headers, runs: int) -> None:
+def _heap_pages(plan: dict) -> tuple[int, int]:
+    """Heap pages a plan read (bitmap heap blocks) and rows it fetched from the heap in index-only scans."""
+    blocks = plan.get("Exact Heap Blocks", 0) + plan.get("Lossy Heap Blocks", 0)
+    if plan.get("Node Type") in ("Seq Scan", "Index Scan"):
+        blocks += plan.get("Shared Hit Blocks", 0) + plan.get("Shared Read Blocks", 0)
+    fetches = plan.get("Heap Fetches", 0)
+    for child in plan.get("Plans", []):
+        child_blocks, child_fetches = _heap_pages(child)
+        blocks += child_blocks
+        fetches += child_fetches
+    return blocks, fetches
+
+
+def inspect(app, client, path: str, query, headers) -> tuple[int, str]:
+    """Statements one request runs, and what its count read of the issues heap."""
+    statements: list[tuple[str, object]] = []
+
+    def capture(_conn, _cursor, statement, parameters, _context, _many):
+        statements.append((statement, parameters))
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", capture)
+    try:
+        client.get(path, query_string=query, headers=headers)
+    finally:
+        event.remove(engine, "before_cursor_execute", capture)
+    counts = [(sql, params) for sql, params in statements if sql.lstrip().upper().startswith("SELECT COUNT")]
+    if not counts:
+        return len(statements), "no count statement (a counter or the vocabulary answered)"
+    with app.app_context(), db.engine.connect() as conn:
+        sql, params = counts[-1]
+        raw = conn.exec_driver_sql("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params).scalar()
+    plan = (json.loads(raw) if isinstance(raw, str) else raw)[0]["Plan"]
+    blocks, fetches = _heap_pages(plan)
+    return len(statements), f"{fetches} heap fetches, {blocks} heap pages, {plan['Actual Total Time']:.1f}ms"
+
+
+def time_writes(client, path: str, headers, runs: int, size: int) -> None:
     """Create, retitle and delete issues in the big project (plan checks, title words and
     counters included), then leave it as it was: every created issue is deleted."""
     samples: dict[str, list[float]] = {"create": [], "retitle": [], "delete": []}
-    keys = []
-    for n in range(runs):
-        began = time.perf_counter()
-        title = f"Fix checkout for Tamanco Aurora REF-{n:05d} in Safari"
-        response = client.post(path, json={"title": title}, headers=headers)
-        samples["create"].append((time.perf_counter() - began) * 1000)
-        assert response.status_code == 201, response.get_json()
-        keys.append(response.get_json()["key"])
-    for key in keys:
-        began = time.perf_counter()
-        response = client.patch(
-            f"{path}/{key}", json={"title": f"Update login for Bota Urca {key}"}, headers=headers
-        )
-        samples["retitle"].append((time.perf_counter() - began) * 1000)
-        assert response.status_code == 200, response.get_json()
-    for key in keys:
-        began = time.perf_counter()
-        response = client.delete(f"{path}/{key}", headers=headers)
-        samples["delete"].append((time.perf_counter() - began) * 1000)
-        assert response.status_code == 204
-    print(f"\n{'write':<100} {'median':>8} {'p95':>8}")
+    for _ in range(ROUNDS):
+        round_samples: dict[str, list[float]] = {"create": [], "retitle": [], "delete": []}
+        keys = []
+        for n in range(runs):
+            began = time.perf_counter()
+            title = f"Fix checkout for Tamanco Aurora REF-{n:05d} in Safari"
+            response = client.post(path, json={"title": title}, headers=headers)
+            round_samples["create"].append((time.perf_counter() - began) * 1000)
+            assert response.status_code == 201, response.get_json()
+            keys.append(response.get_json()["key"])
+        for key in keys:
+            began = time.perf_counter()
+            response = client.patch(
+                f"{path}/{key}", json={"title": f"Update login for Bota Urca {key}"}, headers=headers
+            )
+            round_samples["retitle"].append((time.perf_counter() - began) * 1000)
+            assert response.status_code == 200, response.get_json()
+        for key in keys:
+            began = time.perf_counter()
+            response = client.delete(f"{path}/{key}", headers=headers)
+            round_samples["delete"].append((time.perf_counter() - began) * 1000)
+            assert response.status_code == 204
+        for name, values in round_samples.items():
+            samples[name].append(statistics.median(values))
+    print(f"\n{'write':<100} {'min/median/max':>22}")
     for name, values in samples.items():
-        p95 = statistics.quantiles(values, n=20)[-1]
-        print(
-            f"{name + ' an issue in the 1,000,000-issue project':<100} {statistics.median(values):>6.1f}ms {p95:>6.1f}ms"
-        )
+        print(f"{f'{name} an issue in the {size:,}-issue project':<100} {_spread(values):>22}")
 
 
 def main() -> None:
@@ -402,7 +465,7 @@ def main() -> None:
     )
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
     parser.add_argument("--issues", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--reload", action="store_true", help="load the data set again")
     args = parser.parse_args()
@@ -425,11 +488,23 @@ def main() -> None:
     path = f"{API}/workspaces/{SLUG}/projects/{project.id}/issues"
     backlog, todo, in_progress, _done, _cancelled = status_ids
     with app.app_context():
-        frontend = db.session.scalar(
-            select(Label.id).where(Label.project_id == project.id, Label.name == "frontend")
+        frontend, backend = (
+            db.session.scalar(select(Label.id).where(Label.project_id == project.id, Label.name == name))
+            for name in ("frontend", "backend")
+        )
+        open_statuses = list(
+            db.session.scalars(
+                select(Status.id).where(
+                    Status.project_id == project.id, Status.category.in_(("backlog", "todo", "in_progress"))
+                )
+            )
         )
         assignee = members[3]
     scenarios = [
+        (
+            "status category open (backlog, todo, in_progress) + assignee, by created_at desc",
+            [("status_id", str(s)) for s in open_statuses] + [("assignee_id", str(assignee))],
+        ),
         (
             "filtered + sorted: status in (todo, in_progress) & priority in (high, urgent), by created_at desc",
             [
@@ -438,6 +513,12 @@ def main() -> None:
                 ("priority", "high"),
                 ("priority", "urgent"),
             ],
+        ),
+        (
+            "multi-value: type in (bug, story) & priority in (medium, high, urgent), by updated_at desc",
+            [("type", "bug"), ("type", "story")]
+            + [("priority", p) for p in ("medium", "high", "urgent")]
+            + [("order_by", "updated_at")],
         ),
         (
             "filtered + sorted: assignee, by priority desc",
@@ -451,25 +532,38 @@ def main() -> None:
             "filtered + sorted: label=frontend, by updated_at desc",
             {"label_id": str(frontend), "order_by": "updated_at"},
         ),
+        (
+            "multi-value: label in (frontend, backend), by created_at desc",
+            [("label_id", str(frontend)), ("label_id", str(backend))],
+        ),
         ("unfiltered first page, by created_at desc", {}),
+        ("unfiltered first page, board order (rank)", {"order_by": "rank"}),
         ("search: q=ref-01234 (a product reference)", {"q": "ref-01234"}),
         ("search: q=Tamanco Urca (a product model)", {"q": "Tamanco Urca"}),
         ("search: q=aurora (a model name, ~2% of titles)", {"q": "aurora"}),
         ("search: q=safari + priority=urgent", {"q": "SAFARI", "priority": "urgent"}),
         ("search: q=checkout (a broad word, ~7% of titles)", {"q": "checkout"}),
         ("search: q=fix checkout (two common words)", {"q": "fix checkout"}),
+        ("search: q=ur (two letters)", {"q": "ur"}),
         ("search: q=e (one letter: the first key typed, in most titles)", {"q": "e"}),
     ]
-    print(f"\n{'scenario':<100} {'median':>8} {'p95':>8} {'total':>9}")
+    print(f"\n{'scenario (first page of 25)':<100} {'min/median/max':>22} {'total':>9}  statements, count")
     for name, query in scenarios:
-        samples, body = timed(client, path, query, headers, args.runs)
-        p95 = statistics.quantiles(samples, n=20)[-1]
-        print(f"{name:<100} {statistics.median(samples):>6.1f}ms {p95:>6.1f}ms {body['total']:>9,}")
-    print(f"\n{args.runs} timed requests each, after 3 warm-up requests; Flask test client, bearer token.")
-    time_writes(client, path, headers, args.runs)
-    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+        query = [*(query.items() if isinstance(query, dict) else query), ("per_page", str(PER_PAGE))]
+        medians, body = timed(client, path, query, headers, args.runs)
+        statements, count = inspect(app, client, path, query, headers)
+        print(f"{name:<100} {_spread(medians):>22} {body['total']:>9,}  {statements}, {count}")
+    one = f"{path}/{PROJECT_KEY}-{args.issues // 2}"
+    medians, _ = timed(client, one, {}, headers, args.runs)
+    statements, _ = inspect(app, client, one, {}, headers)
+    print(f"{'one issue by key':<100} {_spread(medians):>22} {'':>9}  {statements}")
     print(
-        f"machine: {os.cpu_count()} CPUs, load average {load} (other work on the machine inflates the figures)"
+        f"\nmin/median/max over {ROUNDS} rounds of the median of {args.runs} requests, after 3 warm-up "
+        "requests; Flask test client, bearer token; statements include the token's user lookup."
+    )
+    time_writes(client, path, headers, args.runs, args.issues)
+    print(
+        f"machine: {os.cpu_count()} CPUs; uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
     )
     print(f"date {date.today().isoformat()}, PostgreSQL at {url.split('@')[-1]}")
 

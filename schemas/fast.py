@@ -9,15 +9,16 @@ ORM object works too.
 
 Simple fields (strings, numbers, booleans, UUIDs, dates, timestamps) are
 converted inline, to what the JSON encoder writes exactly as marshmallow would;
-any other field (``Nested``, ``List``, ``Method``...) is serialised by the field
-itself, so the result never differs from marshmallow's.
+a ``Nested`` field (or a ``List`` of one) gets a ``RowDumper`` of its own schema,
+and a plain ``Dict`` is copied; any other field (``Method``...) is serialised by
+the field itself, so the result never differs from marshmallow's.
 ``tests/test_fast_dump.py`` compares both on every schema that uses this.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -68,8 +69,37 @@ _CONVERTERS: dict[type, Callable[[Any], Any]] = {
 }
 
 
+def _dict(value: Any) -> Any:
+    return None if value is None else dict(value)
+
+
+def _nested(field: fields.Nested) -> Callable[[Any], Any] | None:
+    """The nested schema's own generated dump; a mapping (no attributes to read) goes to marshmallow."""
+    schema = field.schema
+    if schema._hooks.get("post_dump") or schema._hooks.get("pre_dump"):
+        return None
+    dump = RowDumper(schema).dump
+    slow = schema.dump
+
+    def one(value: Any) -> Any:
+        if value is None:
+            return None
+        return slow(value) if isinstance(value, Mapping) else dump(value)
+
+    if schema.many or field.many:
+        return lambda value: None if value is None else [one(item) for item in value]
+    return one
+
+
 def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     kind = type(field)
+    if kind is fields.Nested:
+        return _nested(field)
+    if kind is fields.List and type(field.inner) is fields.Nested:
+        each = _nested(field.inner)
+        return None if each is None else (lambda value: None if value is None else [each(v) for v in value])
+    if kind is fields.Dict and field.key_field is None and field.value_field is None:
+        return _dict
     # A custom field may name the plain function its ``_serialize`` amounts to.
     if "fast_convert" in kind.__dict__:
         return kind.__dict__["fast_convert"].__func__

@@ -8,7 +8,9 @@ from flask_jwt_extended import current_user
 
 from blueprints.common import auth_required
 from blueprints.parsing import Blueprint
+from blueprints.responses import json_response
 from blueprints.tracker.docs import error_responses
+from schemas.fast import RowDumper
 from schemas.tracker.issues import (
     BulkResult,
     BulkUpdate,
@@ -40,6 +42,11 @@ bulk_blp = Blueprint(
 
 _errors = partial(error_responses, blp)
 
+# The hot reads skip flask-smorest's dump: the schemas' generated dumpers shape the rows once.
+_page_dump = RowDumper(IssuePage).dump
+_detail_dump = RowDumper(IssueDetail).dump
+_issue_dump = RowDumper(Issue).dump
+
 
 @blp.route("", methods=["POST"])
 @auth_required()
@@ -60,7 +67,7 @@ def create_issue(body, slug, project_id):
     every `required` field must be given. 402 when the plan lacks
     `custom_fields` and the body sets any.
     """
-    return issues.create_issue(current_user, slug, project_id, body)
+    return json_response(_issue_dump(issues.create_issue(current_user, slug, project_id, body)), 201)
 
 
 @blp.route("", methods=["GET"])
@@ -78,11 +85,12 @@ def list_issues(query, slug, project_id):
     descending), `due_date` (issues without one last) or `rank` (board order); `order`
     defaults to `desc` (`asc` for `rank`); ties are broken by creation, newest
     first when descending (by number for `rank`).
-    `per_page` defaults to 50 and is clamped to 100; `total` counts every match.
+    `per_page` defaults to 50 and is clamped to 100; `total` counts every match,
+    exactly (from indexes or counters kept on write, never an estimate).
     `custom_field=<slug>:<value>` filters by a custom field (repeatable, all
     must hold; a multi_select matches when it holds the option).
     """
-    return issues.list_issues(current_user, slug, project_id, query)
+    return json_response(_page_dump(issues.list_issue_rows(current_user, slug, project_id, query)))
 
 
 @blp.route("/<key>", methods=["GET"])
@@ -91,7 +99,7 @@ def list_issues(query, slug, project_id):
 @_errors(403, 404)
 def get_issue(slug, project_id, key):
     """One issue by key, with its `relations` and `children` (sub-issues, by number)."""
-    return issues.get_issue(current_user, slug, project_id, key)
+    return json_response(_detail_dump(issues.get_issue_row(current_user, slug, project_id, key)))
 
 
 @blp.route("/<key>", methods=["PATCH"])
@@ -119,7 +127,7 @@ def update_issue(body, slug, project_id, key):
     it names (`null` clears one); each change is a history entry
     `custom_fields.<slug>`.
     """
-    return issues.update_issue(current_user, slug, project_id, key, body)
+    return json_response(_detail_dump(issues.update_issue(current_user, slug, project_id, key, body)))
 
 
 @blp.route("/<key>", methods=["DELETE"])

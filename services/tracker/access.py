@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 
 from extensions import db
 from models.auth import User
@@ -40,12 +40,21 @@ def _role(user: User, organization_id: uuid.UUID) -> str | None:
     )
 
 
+_UNKNOWN = object()
+
+
 def _check(
-    user: User, organization: Organization | None, need: str, what: str, not_found_reason: str
+    user: User,
+    organization: Organization | None,
+    need: str,
+    what: str,
+    not_found_reason: str,
+    role: str | object | None = _UNKNOWN,
 ) -> Access:
     if organization is None:
         raise NotFoundError(f"{what} not found", reason=not_found_reason)
-    role = _role(user, organization.id)
+    if role is _UNKNOWN:
+        role = _role(user, organization.id)
     if role is None:
         raise NotFoundError(f"{what} not found", reason=not_found_reason)
     if organization.suspended:
@@ -87,10 +96,31 @@ def project_access(user: User, slug: str, project_id: uuid.UUID, need: str = REA
 def locate_project(
     user: User, slug: str, project_id: uuid.UUID, need: str = READ
 ) -> tuple[Project, Workspace, Access]:
-    """``project_access``, with the workspace it was checked through."""
-    workspace, access = workspace_access(user, slug, need)
-    project = db.session.get(Project, project_id)
-    if project is None or project.workspace_id != workspace.id:
+    """``project_access``, with the workspace it was checked through.
+
+    One round trip: the workspace (with its organization), the caller's role and
+    the project come from one statement; the checks are those of ``workspace_access``.
+    """
+    found = None
+    if "\x00" not in slug:
+        found = db.session.execute(
+            select(Workspace, Membership.role, Project)
+            .outerjoin(
+                Membership,
+                and_(Membership.organization_id == Workspace.organization_id, Membership.user_id == user.id),
+            )
+            .outerjoin(Project, and_(Project.id == project_id, Project.workspace_id == Workspace.id))
+            .where(Workspace.slug == slug)
+            # The row as stored now: the unfiltered list's total is its ``issue_count``.
+            .execution_options(populate_existing=True)
+        ).first()
+    if found is None:
+        raise NotFoundError("Workspace not found", reason="workspace_not_found")
+    workspace, role, project = found
+    access = _check(
+        user, workspace.organization, need, "Workspace", not_found_reason="workspace_not_found", role=role
+    )
+    if project is None:
         raise NotFoundError("Project not found", reason="project_not_found")
     return project, workspace, access
 

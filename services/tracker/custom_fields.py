@@ -384,12 +384,20 @@ def attach(views: list) -> None:
     if not views:
         return
     organization = db.session.get(Organization, views[0].issue.organization_id)
-    if organization is None or not enabled(organization):
-        for view in views:
-            view.custom_fields = {}
-        return
-    project_ids = {view.issue.project_id for view in views}
-    issue_ids = [view.issue.id for view in views]
+    shown = values_of(organization, [(view.issue.id, view.issue.project_id) for view in views])
+    for view in views:
+        view.custom_fields = shown[view.issue.id]
+
+
+def values_of(
+    organization: Organization | None, issues: list[tuple[uuid.UUID, uuid.UUID]]
+) -> dict[uuid.UUID, dict[str, Any]]:
+    """``custom_fields`` of each issue, given as ``(issue id, project id)``: every field of its
+    project by slug, ``None`` when unset; ``{}`` when the plan lacks the feature. One query."""
+    if not issues or organization is None or not enabled(organization):
+        return {issue_id: {} for issue_id, _ in issues}
+    project_ids = {project_id for _, project_id in issues}
+    issue_ids = [issue_id for issue_id, _ in issues]
     rows = db.session.execute(
         select(CustomField, CustomFieldValue)
         .outerjoin(
@@ -405,12 +413,14 @@ def attach(views: list) -> None:
         fields[field.id] = field
         if value is not None:
             held.setdefault((value.issue_id, field.id), []).append(value)
-    for view in views:
-        view.custom_fields = {
-            field.slug: _shown(field, held.get((view.issue.id, field.id), []))
+    return {
+        issue_id: {
+            field.slug: _shown(field, held.get((issue_id, field.id), []))
             for field in fields.values()
-            if field.project_id == view.issue.project_id
+            if field.project_id == project_id
         }
+        for issue_id, project_id in issues
+    }
 
 
 # -- list filter --------------------------------------------------------------

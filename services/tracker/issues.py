@@ -19,7 +19,7 @@ from sqlalchemy.orm import aliased, joinedload, lazyload
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.tracker import PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from models.tracker import PRIORITIES, PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
 from services.tracker import activity, custom_fields, notifications, plans, ranking, search, webhooks
@@ -30,6 +30,9 @@ MAX_PER_PAGE = 100
 MAX_NUMBER = 2_147_483_647  # the number column is a 32-bit integer: no issue has a larger one
 Child = aliased(Issue)
 Related = aliased(Issue)
+AssigneeUser = aliased(User)
+CreatorUser = aliased(User)
+RelatedProject = aliased(Project)
 
 
 @dataclass
@@ -54,6 +57,86 @@ class IssueView:
 @dataclass
 class IssuePage:
     issues: list[IssueView]
+    total: int
+    page: int
+    per_page: int
+
+
+# What the API lists read: plain rows shaped once, no ORM objects (a page of them is built in
+# a handful of statements and dumped by the schema's generated dumper).
+
+
+@dataclass(frozen=True, slots=True)
+class StatusBrief:
+    id: uuid.UUID
+    name: str
+    color: str
+    category: str
+
+
+@dataclass(frozen=True, slots=True)
+class PersonBrief:
+    id: uuid.UUID
+    name: str
+    avatar_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LabelBrief:
+    id: uuid.UUID
+    name: str
+    color: str
+
+
+@dataclass(frozen=True, slots=True)
+class IssueBrief:
+    id: uuid.UUID
+    key: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class RelationRow:
+    id: uuid.UUID
+    type: str
+    related_issue: IssueBrief
+
+
+@dataclass(slots=True)
+class IssueRow:
+    """An issue as the API shows it, read as columns rather than as an ORM object."""
+
+    id: uuid.UUID
+    key: str
+    project_id: uuid.UUID
+    title: str
+    description: str | None
+    type: str
+    priority: int
+    status: StatusBrief
+    assignee: PersonBrief | None
+    parent_id: uuid.UUID | None
+    children_count: int
+    start_date: object
+    due_date: object
+    estimate: int | None
+    rank: int
+    created_by: PersonBrief | None
+    created_at: object
+    updated_at: object
+    labels: list[LabelBrief] = field(default_factory=list)
+    custom_fields: dict = field(default_factory=dict)
+    relations: list[RelationRow] = field(default_factory=list)
+    children: list[IssueBrief] = field(default_factory=list)
+
+    @property
+    def priority_name(self) -> str:
+        return PRIORITIES[self.priority]
+
+
+@dataclass
+class IssueRowPage:
+    issues: list[IssueRow]
     total: int
     page: int
     per_page: int
@@ -180,7 +263,10 @@ def _next_number(project_id: uuid.UUID, text_bytes: int) -> int:
 
 def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
     issue.labels = (
-        list(db.session.scalars(select(Label).where(Label.id.in_(set(label_ids))))) if label_ids else []
+        # By name, as every read of the issue lists them.
+        list(db.session.scalars(select(Label).where(Label.id.in_(set(label_ids))).order_by(Label.name)))
+        if label_ids
+        else []
     )
 
 
@@ -262,15 +348,22 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
     """Exact number of matches, by the cheapest route that gives the same answer."""
     used = _used_filters(filters)
     if not used:
-        return db.session.scalar(select(Project.issue_count).where(Project.id == project.id)) or 0
+        # Read with the access check (``locate_project`` refreshes the row): no statement of its own.
+        return project.issue_count or 0
     if used == {"label_id"}:
         # Labels belong to one project, so counting their issue links (index-only) is the
         # same as counting the project's issues that carry any of them.
         own_labels = select(Label.id).where(Label.project_id == project.id, Label.id.in_(filters["label_id"]))
+        if len(set(filters["label_id"])) == 1:
+            # One label links an issue at most once: its links are counted as they are, no de-duplication.
+            return db.session.scalar(select(func.count()).where(IssueLabel.label_id.in_(own_labels))) or 0
         links = select(IssueLabel.issue_id).where(IssueLabel.label_id.in_(own_labels)).distinct().subquery()
         return db.session.scalar(select(func.count()).select_from(links)) or 0
     if used == {"q"}:
         words = search.query_words(filters["q"])
+        if len(words) == 1 and len(words[0]) <= search.MAX_GRAM:
+            # A letter or two is inside most titles: its count is kept on write.
+            return search.count_gram(project.id, words[0])
         if len(words) == 1:
             # One word, however common, is counted from the title index alone.
             counted = search.count_word(project.id, words[0])
@@ -317,19 +410,186 @@ def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> lis
     return [IssueView(issue, children_count) for issue, children_count in db.session.execute(query).unique()]
 
 
-def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssuePage:
-    """One page of the project's issues, filtered and sorted, with the total that matched."""
+@dataclass
+class _ListPlan:
+    project: Project
+    access: Access
+    conditions: list
+    ordering: list
+    page: int
+    per_page: int
+    total: int
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.per_page
+
+
+def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _ListPlan:
+    """What every issue list shares: access, conditions, order, paging and the exact total."""
     project, access = project_access(user, slug, project_id, READ)
     page = filters.get("page") or 1
     per_page = min(filters.get("per_page") or 50, MAX_PER_PAGE)
-    offset = (page - 1) * per_page
     conditions = _conditions(project, filters)
     conditions += custom_fields.conditions(project, access.organization, filters.get("custom_field"))
-    ordering = _ordering(filters)
     total = _total(project, filters, conditions)
-    issues = _load_page(conditions, ordering, per_page, offset)
+    return _ListPlan(project, access, conditions, _ordering(filters), page, per_page, total)
+
+
+def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssuePage:
+    """One page of the project's issues, filtered and sorted, with the total that matched
+    (ORM objects, for the pages; the API reads ``list_issue_rows``)."""
+    plan = _plan_list(user, slug, project_id, filters)
+    issues = _load_page(plan.conditions, plan.ordering, plan.per_page, plan.offset)
     custom_fields.attach(issues)
-    return IssuePage(issues=issues, total=total, page=page, per_page=per_page)
+    return IssuePage(issues=issues, total=plan.total, page=plan.page, per_page=plan.per_page)
+
+
+def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssueRowPage:
+    """``list_issues`` as plain rows: the page with its statuses, people and labels in one
+    statement, then its custom fields in one more."""
+    plan = _plan_list(user, slug, project_id, filters)
+    page = (
+        select(Issue.id)
+        .where(*plan.conditions)
+        .order_by(*plan.ordering)
+        .limit(plan.per_page)
+        .offset(plan.offset)
+        .subquery()
+    )
+    rows = _issue_rows(
+        plan.project, _row_query().join(page, page.c.id == Issue.id).order_by(*plan.ordering, Label.name)
+    )
+    _fill(rows, plan.access)
+    return IssueRowPage(issues=rows, total=plan.total, page=plan.page, per_page=plan.per_page)
+
+
+def _row_query():
+    children = (
+        select(func.count())
+        .select_from(Child)
+        .where(Child.parent_id == Issue.id)
+        .correlate(Issue)
+        .scalar_subquery()
+    )
+    return (
+        select(
+            Issue.id,
+            Issue.number,
+            Issue.project_id,
+            Issue.title,
+            Issue.description,
+            Issue.type,
+            Issue.priority,
+            Issue.parent_id,
+            Issue.start_date,
+            Issue.due_date,
+            Issue.estimate,
+            Issue.rank,
+            Issue.created_at,
+            Issue.updated_at,
+            Status.id,
+            Status.name,
+            Status.color,
+            Status.category,
+            AssigneeUser.id,
+            AssigneeUser.name,
+            AssigneeUser.avatar_url,
+            CreatorUser.id,
+            CreatorUser.name,
+            children,
+            Label.id,
+            Label.name,
+            Label.color,
+        )
+        .join(Status, Status.id == Issue.status_id)
+        .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
+        .outerjoin(CreatorUser, CreatorUser.id == Issue.created_by_id)
+        # One row per label (or one without): the page and its labels in one round trip.
+        .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
+        .outerjoin(Label, Label.id == IssueLabel.label_id)
+    )
+
+
+def _issue_rows(project: Project, query) -> list[IssueRow]:
+    """Rows of ``_row_query`` as issues; an issue's label rows (ordered by name) join its labels."""
+    prefix = f"{project.key}-"
+    issues: dict[uuid.UUID, IssueRow] = {}
+    for r in db.session.execute(query):
+        row = issues.get(r[0])
+        if row is None:
+            row = issues[r[0]] = IssueRow(
+                id=r[0],
+                key=f"{prefix}{r[1]}",
+                project_id=r[2],
+                title=r[3],
+                description=r[4],
+                type=r[5],
+                priority=r[6],
+                parent_id=r[7],
+                start_date=r[8],
+                due_date=r[9],
+                estimate=r[10],
+                rank=r[11],
+                created_at=r[12],
+                updated_at=r[13],
+                status=StatusBrief(r[14], r[15], r[16], r[17]),
+                assignee=PersonBrief(r[18], r[19], r[20]) if r[18] is not None else None,
+                created_by=PersonBrief(r[21], r[22]) if r[21] is not None else None,
+                children_count=r[23],
+            )
+        if r[24] is not None:
+            row.labels.append(LabelBrief(r[24], r[25], r[26]))
+    return list(issues.values())
+
+
+def _fill(rows: list[IssueRow], access: Access) -> None:
+    """The custom fields of ``rows``."""
+    shown = custom_fields.values_of(access.organization, [(row.id, row.project_id) for row in rows])
+    for row in rows:
+        row.custom_fields = shown[row.id]
+
+
+def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> IssueRow:
+    """One issue as ``get_issue`` answers it, read as plain rows: the issue with its labels,
+    then its relations, children and custom fields."""
+    project, access = project_access(user, slug, project_id, READ)
+    match = _KEY.match(key)
+    if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
+        raise NotFoundError("Issue not found", reason="issue_not_found")
+    found = _issue_rows(
+        project,
+        _row_query()
+        .where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
+        .order_by(Label.name),
+    )
+    if not found:
+        raise NotFoundError("Issue not found", reason="issue_not_found")
+    row = found[0]
+    _fill(found, access)
+    relations = db.session.execute(
+        select(
+            IssueRelation.id,
+            IssueRelation.type,
+            Related.id,
+            Related.number,
+            Related.title,
+            RelatedProject.key,
+        )
+        .join(Related, Related.id == IssueRelation.related_issue_id)
+        .join(RelatedProject, RelatedProject.id == Related.project_id)
+        .where(IssueRelation.issue_id == row.id)
+        .order_by(IssueRelation.created_at)
+    )
+    row.relations = [
+        RelationRow(rid, kind, IssueBrief(other, f"{other_key}-{number}", title))
+        for rid, kind, other, number, title, other_key in relations
+    ]
+    children = db.session.execute(
+        select(Issue.id, Issue.number, Issue.title).where(Issue.parent_id == row.id).order_by(Issue.number)
+    )
+    row.children = [IssueBrief(cid, f"{project.key}-{number}", title) for cid, number, title in children]
+    return row
 
 
 def _by_key(project: Project, key: str, lock: str | None = None, bare: bool = False) -> Issue:
@@ -574,6 +834,7 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
         .where(or_(IssueRelation.issue_id.in_(ids), IssueRelation.related_issue_id.in_(ids)))
         .execution_options(synchronize_session=False)
     )
+    titles = list(db.session.scalars(select(Issue.search_text).where(Issue.id.in_(ids))))
     db.session.execute(delete(Issue).where(Issue.id.in_(ids)).execution_options(synchronize_session=False))
     # Every id is locked and present: the sub-tree deleted is exactly ``ids`` (the
     # statement's row count would miss the rows its cascade removed first).
@@ -583,6 +844,8 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
         .values(issue_count=Project.issue_count - len(ids), storage_bytes=Project.storage_bytes - freed)
         .execution_options(synchronize_session=False)
     )
+    # After the project row, as a create takes them: the two never wait on each other in a circle.
+    search.forget_titles(issue.project_id, titles)
 
 
 MAX_BULK = 100

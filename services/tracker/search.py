@@ -15,18 +15,22 @@ Two structures answer it, and agree by construction:
   words. A one-word search's total comes from them: the vocabulary words
   containing it, then their issues by index-only scans, so counting tens of
   thousands of matches reads no issue rows.
+- ``title_gram_counts`` counts, per project, the issues whose title words hold
+  each one- or two-character piece: a search for a letter or two (inside most
+  titles, which no index narrows) reads its total from one row.
 """
 
 from __future__ import annotations
 
 import unicodedata
 import uuid
+from collections import Counter
 
 from sqlalchemy import and_, delete, distinct, false, func, insert, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from extensions import db
-from models.tracker import Issue, IssueTitleTerm, TitleTerm
+from models.tracker import Issue, IssueTitleTerm, TitleGramCount, TitleTerm
 from services import unique
 from services.text import contains_pattern
 
@@ -64,10 +68,71 @@ def query_words(q: str) -> list[str]:
     return kept
 
 
+# Searches this short are counted from ``title_gram_counts``.
+MAX_GRAM = 2
+
+
+def grams_of(search_text: str | None) -> set[str]:
+    """The one- and two-character pieces of a title's words (``search_text`` as stored)."""
+    found: set[str] = set()
+    for word in (search_text or "").split():
+        found.update(word)
+        found.update(word[i : i + MAX_GRAM] for i in range(len(word) - 1))
+    return found
+
+
+def add_grams(project_id: uuid.UUID, deltas: Counter) -> None:
+    """Move the project's piece counts by ``deltas``, in one statement.
+
+    The rows are written in sorted order, so two transactions changing the same
+    pieces take their row locks in the same order and never wait on each other
+    in a circle.
+    """
+    rows = [
+        {"project_id": project_id, "gram": gram, "issue_count": delta}
+        for gram, delta in sorted(deltas.items())
+        if delta
+    ]
+    if not rows:
+        return
+    statement = unique.insert(TitleGramCount).values(rows)
+    db.session.execute(
+        statement.on_conflict_do_update(
+            index_elements=["project_id", "gram"],
+            set_={"issue_count": TitleGramCount.issue_count + statement.excluded.issue_count},
+        )
+    )
+
+
+def count_gram(project_id: uuid.UUID, gram: str) -> int:
+    """How many of the project's issues have ``gram`` (one or two characters) inside a title word."""
+    return (
+        db.session.scalar(
+            select(TitleGramCount.issue_count).where(
+                TitleGramCount.project_id == project_id, TitleGramCount.gram == gram
+            )
+        )
+        or 0
+    )
+
+
+def forget_titles(project_id: uuid.UUID, search_texts: list[str]) -> None:
+    """Deleted issues leave the piece counts (their words' links go by cascade)."""
+    deltas: Counter = Counter()
+    for text in search_texts:
+        deltas.subtract(grams_of(text))
+    add_grams(project_id, deltas)
+
+
 def index_title(issue: Issue) -> None:
     """(Re)write what search knows of an issue's title; part of the caller's transaction."""
+    before = grams_of(issue.search_text)
     issue.search_text = searchable(issue.title)
+    after = grams_of(issue.search_text)
+    deltas: Counter = Counter(dict.fromkeys(after - before, 1))
+    deltas.subtract(before - after)
     db.session.flush()
+    add_grams(issue.project_id, deltas)
     db.session.execute(delete(IssueTitleTerm).where(IssueTitleTerm.issue_id == issue.id))
     terms = terms_of(issue.title)
     if not terms:

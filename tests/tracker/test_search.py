@@ -109,3 +109,34 @@ def test_a_word_in_many_vocabulary_entries_is_counted_on_the_issues(client, boar
     monkeypatch.setattr(title_search, "MAX_INDEXED_TERMS", 2)
     assert search("check") == expected
     assert search("checkout") == (["Checkout lento", "Checkouts duplicados"], 2)
+
+
+def test_a_letter_or_two_is_counted_exactly_through_creates_renames_and_deletes(client, board):
+    tenant, project, url, search = board
+    first = make_issue(client, tenant, project, title="Grade de tênis")
+    make_issue(client, tenant, project, title="Bota Urca", parent_id=first["id"])
+    make_issue(client, tenant, project, title="Çapa ÉPOCA")
+    # Every total equals the titles the page finds: one- and two-letter totals are kept on write.
+    assert search("e") == (["Grade de tênis", "Çapa ÉPOCA"], 2)
+    assert search("ur") == (["Bota Urca"], 1)
+    assert search("C") == (["Bota Urca", "Çapa ÉPOCA"], 2)
+    assert search("ca") == (["Bota Urca", "Çapa ÉPOCA"], 2)
+    # A piece spanning two words is not inside any word.
+    assert search("ed") == ([], 0)
+
+    renamed = client.patch(f"{url}/WEB-2", json={"title": "Bota de couro"}, headers=tenant.headers)
+    assert renamed.status_code == 200
+    assert search("e") == (["Bota de couro", "Grade de tênis", "Çapa ÉPOCA"], 3)
+    assert search("ur") == (["Bota de couro"], 1)
+    # Retitled to the same words: nothing moves.
+    client.patch(f"{url}/WEB-3", json={"title": "çapa época"}, headers=tenant.headers)
+    assert search("ca") == (["çapa época"], 1)
+    assert search("c") == (["Bota de couro", "çapa época"], 2)
+
+    # The parent goes with its sub-issue.
+    assert client.delete(f"{url}/WEB-1", headers=tenant.headers).status_code == 204
+    assert search("e") == (["çapa época"], 1)
+    assert search("de") == ([], 0)
+    other = make_project(client, tenant, key="OPS", name="Ops")
+    make_issue(client, tenant, other, title="Estoque")
+    assert search("e") == (["çapa época"], 1)
