@@ -8,6 +8,7 @@ still documents the body); the hot lists use ``json_response`` with rows shaped 
 from __future__ import annotations
 
 import decimal
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -32,7 +33,15 @@ def _default(value: Any) -> Any:
 
 def dumps_bytes(obj: Any, sort_keys: bool = False) -> bytes:
     option = orjson.OPT_SORT_KEYS if sort_keys else 0
-    return orjson.dumps(obj, default=_default, option=option)
+    try:
+        return orjson.dumps(obj, default=_default, option=option)
+    except TypeError:
+        # What orjson refuses and JSON allows (an integer past 64 bits, echoed back in a
+        # validation error): the standard library writes it.
+        text = json.dumps(
+            obj, default=_default, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False
+        )
+        return text.encode()
 
 
 class OrjsonProvider(JSONProvider):

@@ -24,7 +24,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision = "0027"
-down_revision = "0025"
+down_revision = "0026"
 branch_labels = None
 depends_on = None
 
