@@ -43,6 +43,8 @@ SAFETY_STD = 1.0
 # Origins considered per item when routing (CDs first, then by free stock).
 MAX_ORIGINS_PER_ITEM = 32
 # Passes of the routing: a destination an origin served only in part asks the next origin.
+# Each pass is one more lot (at most qtdMaxima units) from another origin, so a destination
+# may receive up to ROUTING_PASSES x qtdMaxima units of an item.
 ROUTING_PASSES = 3
 # Distance charged for a route with an unknown coordinate.
 UNKNOWN_KM = 500.0
@@ -203,7 +205,11 @@ def plan(
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     dest_ok, avail = eligibility(inputs, rules, mu * alive)
     uplift = run_uplift(inputs, held, mu * alive)
-    dest = _destination_units(held, mu, alive, uplift, dest_ok, qmin, qmax, min_gain, lot_gain)
+    # qtdMaxima bounds each shipment, not a destination's need: a cell short of more
+    # than one lot is served by several origins, one lot each
+    dest = _destination_units(
+        held, mu, alive, uplift, dest_ok, qmin, qmax * ROUTING_PASSES, min_gain, lot_gain
+    )
     if dest is None:
         return Plan.empty()
     avail[dest.node, dest.item] = 0  # a node never gives an item it receives: no circles
@@ -215,7 +221,7 @@ def plan(
     cost = shipment_cost(dist, rules)
     # among equally priced shipments, the nearest origin
     key = cost + 1e-6 * np.where(np.isfinite(dist), dist, UNKNOWN_KM)
-    routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, rules.priorizar_cd, qmin, n_items)
+    routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, cost, rules.priorizar_cd, qmin, qmax, n_items)
     return _prune_routes(routed, inputs, rules, demand, cost)
 
 
@@ -226,11 +232,12 @@ def _destination_units(
     uplift: np.ndarray,
     dest_ok: np.ndarray,
     qmin: int,
-    qmax: int,
+    q_cap: int,
     min_gain: float,
     lot_gain: float,
 ) -> _Destinations | None:
-    """Each candidate destination's units worth receiving, valued; the first qmin at their mean."""
+    """Each candidate destination's units worth receiving (at most ``q_cap``), valued; the first
+    qmin at their mean."""
     first_gain = np.zeros(mu.shape)
     first_gain[dest_ok] = alive[dest_ok] * prob_at_least(held[dest_ok] + 1, mu[dest_ok]) + uplift[dest_ok]
     dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
@@ -257,7 +264,7 @@ def _destination_units(
     unit_cell = [np.repeat(np.arange(dk.shape[0], dtype=np.int32), qmin)]
     unit_value = [np.repeat(block + bonus, qmin)]
     active = np.arange(dk.shape[0], dtype=np.int32)
-    for j in range(qmin + 1, qmax + 1):
+    for j in range(qmin + 1, q_cap + 1):
         value = dal[active] * tail  # tail is P(D >= s + j) here
         keep = value >= min_gain
         active, tail, pmf, value = active[keep], tail[keep], pmf[keep], value[keep]
@@ -389,16 +396,20 @@ def _route(
     on: np.ndarray,
     is_cd: np.ndarray,
     cost: np.ndarray,
+    trip: np.ndarray,
     priorizar_cd: bool,
     qmin: int,
+    qmax: int,
     n_items: int,
 ) -> Plan:
     """Origins for each destination, in rounds over each item's destinations, most urgent first.
 
-    In a round every item serves one destination: an origin that can send the whole
-    quantity beats one that cannot, a CD beats a store under ``priorizar_cd``, then the
-    cheapest shipment wins. What an origin could not send (at least ``qmin`` units) goes
-    to another origin in the next pass.
+    In a round every item serves one destination with one lot of at most ``qmax`` units:
+    an origin that can send the whole lot beats one that cannot, a CD beats a store under
+    ``priorizar_cd``, then the cheapest shipment wins: ``cost`` (the trip, ``trip``, plus a
+    tie-break by distance) once per route, nothing more on a route the batch already uses, so
+    the items bound for a store ride together. What is left (at least ``qmin`` units) goes to
+    another origin, not one already serving that destination, in the next pass.
     """
     d_sel = np.nonzero(q_cell > 0)[0]
     if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
@@ -408,9 +419,12 @@ def _route(
     d_item, d_node, d_q = d_item[d_order], d_node[d_order], d_q[d_order].astype(np.int64)
     row_of_item, cand_node, cand_rem = _origin_table(avail, ok_, on, is_cd, n_items)
     store_penalty = np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0)
+    # origins already serving each destination line: one recommendation per origin, destination, item
+    used = np.full((d_item.shape[0], ROUTING_PASSES), -1, dtype=np.int64)
+    opened = np.zeros(cost.shape, dtype=bool)  # routes the batch already uses
 
     out_o, out_d, out_k, out_q = [], [], [], []
-    for _ in range(ROUTING_PASSES):
+    for p in range(ROUTING_PASSES):
         _, ds_start = _group_starts(d_item, n_items)
         d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
         by_round = np.argsort(d_rank, kind="stable")
@@ -427,12 +441,16 @@ def _route(
             rem = cand_rem[rows]
             dnode = d_node[sel]
             q = d_q[sel]
+            lot = np.minimum(q, qmax)
             safe_nodes = np.maximum(nodes, 0)
             valid = (nodes >= 0) & (rem >= qmin) & (nodes != dnode[:, None])
+            for u in range(p):
+                valid &= nodes != used[sel, u][:, None]
             key = (
-                np.where(rem >= q[:, None], 0.0, 1.0e9)
+                np.where(rem >= lot[:, None], 0.0, 1.0e9)
                 + store_penalty[safe_nodes]
                 + cost[safe_nodes, dnode[:, None]]
+                - np.where(opened[safe_nodes, dnode[:, None]], trip[safe_nodes, dnode[:, None]], 0.0)
             )
             key = np.where(valid, key, np.inf)
             best = np.argmin(key, axis=1)
@@ -441,9 +459,11 @@ def _route(
             if not ok.any():
                 continue
             sel, rows, best, lines = sel[ok], rows[ok], best[ok], lines[ok]
-            send = np.minimum(q[ok], rem[lines, best])
+            send = np.minimum(lot[ok], rem[lines, best])
             cand_rem[rows, best] -= send
             left[sel] = q[ok] - send
+            used[sel, p] = nodes[lines, best]
+            opened[nodes[lines, best], d_node[sel]] = True
             out_o.append(nodes[lines, best])
             out_d.append(d_node[sel])
             out_k.append(d_item[sel])
@@ -451,7 +471,7 @@ def _route(
         again = left >= qmin
         if not again.any():
             break
-        d_item, d_node, d_q = d_item[again], d_node[again], left[again]
+        d_item, d_node, d_q, used = d_item[again], d_node[again], left[again], used[again]
     if not out_o:
         return Plan.empty()
     return Plan(np.concatenate(out_o), np.concatenate(out_d), np.concatenate(out_k), np.concatenate(out_q))
