@@ -293,6 +293,7 @@ def _origin_losses(
     is_cd: np.ndarray,
     keep_cd: float,
     d_count: np.ndarray,
+    top_loss: np.ndarray,
     n_items: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Origin units per item, at most as many per origin as the item's destination units.
@@ -300,19 +301,42 @@ def _origin_losses(
     Units that lose nothing (CDs when their stock is free, stores with no expected demand)
     are only counted (``z_count``): they come first in every item's list, and expanding
     them unit by unit would dominate memory. The others are ``l_loss``, sorted by item then
-    loss, ``o_count``/``o_start`` per item.
+    loss, ``o_count``/``o_start`` per item. A store unit losing ``top_loss`` of its item or
+    more pairs with no destination unit, and neither do the ones it would give after it
+    (each loses more): they are left out.
     """
     o_units = np.minimum(avail[on, ok_], d_count[ok_])
     o_mu = mu[on, ok_]
     o_cd = is_cd[on]
     free = np.where(o_cd, keep_cd <= 0, o_mu <= 0)
     z_count = np.bincount(ok_[free], weights=o_units[free], minlength=n_items).astype(np.int64)
-    lossy = np.nonzero(~free)[0]
-    owner, pos = _expand(o_units[lossy])
-    l_item = ok_[lossy][owner]
-    l_node = on[lossy][owner]
-    l_loss = alive[l_node, l_item] * prob_at_least(held[l_node, l_item] - pos + 1, o_mu[lossy][owner])
-    l_loss = np.where(is_cd[l_node], keep_cd, l_loss)
+    # CD units all lose the value kept for later weeks
+    cds = np.nonzero(~free & o_cd)[0]
+    owner, _ = _expand(o_units[cds])
+    items, losses = [ok_[cds][owner]], [np.full(owner.shape[0], keep_cd)]
+    # a store's j-th unit given loses alive x P(D >= held - j + 1): one special-function call
+    # per cell, then P(D >= x - 1) = P(D >= x) + p(x - 1) and p(x - 1) = p(x) x / mu
+    stores = np.nonzero(~free & ~o_cd & (o_units > 0))[0]
+    s_item, s_node, s_mu, s_cap = ok_[stores], on[stores], o_mu[stores], o_units[stores]
+    s_held = held[s_node, s_item].astype(np.float64)
+    s_alive = alive[s_node, s_item]
+    s_top = top_loss[s_item]
+    tail = prob_at_least(s_held, s_mu)
+    pmf = poisson_pmf(np.maximum(s_held - 1.0, 0.0), s_mu) * (s_held >= 1)
+    active = np.arange(stores.shape[0])
+    j = 1
+    while active.shape[0]:
+        loss = s_alive[active] * np.minimum(tail, 1.0)
+        keep = (loss < s_top[active]) & (j <= s_cap[active])
+        active, tail, pmf, loss = active[keep], tail[keep], pmf[keep], loss[keep]
+        items.append(s_item[active])
+        losses.append(loss)
+        x = s_held[active] - j  # the next unit loses P(D >= x)
+        tail = tail + pmf
+        pmf = np.where(x >= 1, pmf * x / s_mu[active], 0.0)
+        j += 1
+    l_item = np.concatenate(items)
+    l_loss = np.concatenate(losses)
     l_order = np.argsort(l_item * 2.0 + np.minimum(l_loss, 1.0), kind="stable")
     l_item, l_loss = l_item[l_order], l_loss[l_order]
     o_count, o_start = _group_starts(l_item, n_items)
@@ -340,8 +364,12 @@ def _quantities(
     u_item = dest.item[u_cell]
     d_count, d_start = _group_starts(u_item, n_items)
     rank = (np.arange(u_item.shape[0]) - d_start[u_item]).astype(np.int32)
+    # the best destination unit of each item bounds the loss of an origin unit worth pairing
+    top_loss = np.full(n_items, -np.inf)
+    has = d_count > 0
+    top_loss[has] = u_value[d_start[has]] - min_gain
     z_count, l_loss, o_count, o_start = _origin_losses(
-        held, mu, alive, avail, ok_, on, is_cd, keep_cd, d_count, n_items
+        held, mu, alive, avail, ok_, on, is_cd, keep_cd, d_count, top_loss, n_items
     )
 
     paired = rank < z_count[u_item] + o_count[u_item]
