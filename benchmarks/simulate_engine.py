@@ -23,7 +23,11 @@ same for the batch the engine makes when in transit is ignored.
 
 Usage::
 
-    .venv/bin/python benchmarks/simulate_engine.py [--seeds 5] [--scale] [--no-oracle]
+    .venv/bin/python benchmarks/simulate_engine.py [--seeds 5] [--shape 10x20] [--scale] [--no-oracle]
+        [--true-rates] [--first-seed 1000]
+
+``--true-rates`` hands the engine the true daily rates instead of its own estimate: what
+is left of the gap to the oracle is the planning's, the rest the estimate's.
 """
 
 from __future__ import annotations
