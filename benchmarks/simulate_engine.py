@@ -23,7 +23,11 @@ same for the batch the engine makes when in transit is ignored.
 
 Usage::
 
-    .venv/bin/python benchmarks/simulate_engine.py [--seeds 5] [--scale] [--no-oracle]
+    .venv/bin/python benchmarks/simulate_engine.py [--seeds 5] [--shape 10x20] [--scale] [--no-oracle]
+        [--true-rates] [--first-seed 1000]
+
+``--true-rates`` hands the engine the true daily rates instead of its own estimate: what
+is left of the gap to the oracle is the planning's, the rest the estimate's.
 """
 
 from __future__ import annotations
@@ -674,15 +678,19 @@ def measure(world: World, out: EngineOutput, seconds: float, again: EngineOutput
     return row
 
 
-def run_case(shape: Shape, seed: int, variant: int, *, with_oracle: bool = True) -> list[dict]:
-    """Both weeks of one network: a row per batch."""
+def run_case(
+    shape: Shape, seed: int, variant: int, *, with_oracle: bool = True, true_rates: bool = False
+) -> list[dict]:
+    """Both weeks of one network: a row per batch. ``true_rates`` hands the engine the true
+    daily rates instead of its estimate: what is left of the gap is the planning's."""
     world = build_world(shape, seed, variant=variant)
     rows = []
     for week in (1, 2):
+        rate = {"daily_rate": world.truth.rate} if true_rates else {}
         t0 = time.perf_counter()
-        out = recommend(world.inputs, world.rules)
+        out = recommend(world.inputs, world.rules, **rate)
         seconds = time.perf_counter() - t0
-        again = recommend(world.inputs, world.rules)
+        again = recommend(world.inputs, world.rules, **rate)
         row = measure(world, out, seconds, again, with_oracle)
         row.update(shape=shape.name, seed=seed, rules="B" if variant % 2 else "A", week=week)
         if week == 2:
@@ -804,6 +812,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip the oracle (rules, determinism and in-transit figures only)",
     )
+    parser.add_argument(
+        "--true-rates",
+        action="store_true",
+        help="hand the engine the true daily rates (the planning's share of the gap)",
+    )
+    parser.add_argument("--first-seed", type=int, default=1000, help="first seed (the others follow it)")
     args = parser.parse_args(argv)
     print(
         f"Horizon {HORIZON} days, history {HISTORY_DAYS} days, two weeks per network. Rules A: min 3, max 15, "
@@ -815,7 +829,13 @@ def main(argv: list[str] | None = None) -> int:
     for shape in [s for s in SHAPES if not args.shape or s.name in args.shape]:
         for seed in range(args.seeds):
             for variant in (0, 1):
-                rows += run_case(shape, 1000 + seed, variant, with_oracle=not args.no_oracle)
+                rows += run_case(
+                    shape,
+                    args.first_seed + seed,
+                    variant,
+                    with_oracle=not args.no_oracle,
+                    true_rates=args.true_rates,
+                )
     print_table(rows)
     ok = summary(rows)
     if args.scale:

@@ -128,10 +128,9 @@ def _gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
     return float(np.clip(den / num, *SHAPE_BOUNDS))
 
 
-def _trend(recent: np.ndarray, total: np.ndarray, days: int, bounds: tuple[float, float]) -> np.ndarray:
-    """Shrunk ratio of the recent daily rate to the window's daily rate."""
-    expected_recent = total * (RECENT_DAYS / days)
-    ratio = (recent + TREND_PRIOR_UNITS) / (expected_recent + TREND_PRIOR_UNITS)
+def _ratio(recent: np.ndarray, expected: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """Shrunk ratio of the units sold in the last week to those the window's rates expect."""
+    ratio = (recent + TREND_PRIOR_UNITS) / (expected + TREND_PRIOR_UNITS)
     return np.clip(ratio, *bounds)
 
 
@@ -152,6 +151,17 @@ def exposure(inputs: EngineInput) -> np.ndarray:
     age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
     out_days = np.where(np.asarray(inputs.stock) <= 0, age, 0.0)
     return (days - out_days) / days
+
+
+def recent_exposure(inputs: EngineInput) -> np.ndarray:
+    """(N, K) share of the last RECENT_DAYS days each cell had stock on the shelf (as ``exposure``)."""
+    n, k = np.asarray(inputs.stock).shape
+    if inputs.last_sale_age is None:
+        return np.ones((n, k))
+    days = max(int(inputs.history_days), 1)
+    age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
+    out_days = np.where(np.asarray(inputs.stock) <= 0, np.minimum(age, RECENT_DAYS), 0.0)
+    return (RECENT_DAYS - out_days) / RECENT_DAYS
 
 
 def key_sizes(inputs: EngineInput, sales: np.ndarray | None = None) -> np.ndarray:
@@ -272,21 +282,25 @@ def estimate_demand(inputs: EngineInput) -> Demand:
         alive = np.where(x > 0, 1.0, (1.0 - dead) * p_zero / (dead + (1.0 - dead) * p_zero))
     alive = np.nan_to_num(alive, nan=1.0)
 
-    # Trends compare the last week with the window on the cells in stock all along (a cell that
-    # ran out sells less lately because it has nothing, not because demand fell).
-    shelved = (np.asarray(inputs.stock) > 0) & is_store[:, None]
-    recent = np.asarray(inputs.sales_recent, dtype=np.float64) * shelved
+    # Trends compare what the last week sold with what the window's rates say it would have
+    # sold over the days each cell was on the shelf in that week (with its run as it was): a
+    # cell that ran out sells less lately because it has nothing, not because demand fell, and
+    # keeping only the cells still in stock would keep those that happened to sell little.
     if days > RECENT_DAYS:
+        f_recent = recent_exposure(inputs) * is_store[:, None]
+        if key.any():
+            out_recent = by_product(a_mat, (1.0 - f_recent) * key[None, :]) / np.maximum(n_key, 1.0)[None, :]
+            f_recent = f_recent * (1.0 - KEY_RUN_EFFECT * out_recent)[:, item_product]
+        recent = np.asarray(inputs.sales_recent, dtype=np.float64) * is_store[:, None]
         r_np = by_product(a_mat, recent)
-        t_shelved = by_product(a_mat, x * shelved)
-        prod_tot, store_tot = t_shelved.sum(axis=0), t_shelved.sum(axis=1)
-        product_trend = _trend(r_np.sum(axis=0), prod_tot, days, TREND_BOUNDS)
-        store_trend = _trend(r_np.sum(axis=1), store_tot, days, TREND_BOUNDS)
+        e_np = by_product(a_mat, rate * alive * f_recent * RECENT_DAYS)
+        product_trend = _ratio(r_np.sum(axis=0), e_np.sum(axis=0), TREND_BOUNDS)
+        store_trend = _ratio(r_np.sum(axis=1), e_np.sum(axis=1), TREND_BOUNDS)
         factor = store_trend[:, None] * product_trend[None, :]
         campaign = np.asarray(inputs.campaign, dtype=bool)
         if campaign.any():
             # A campaign at a store may only raise what the trends say.
-            lift = _trend(r_np, t_shelved * factor, days, CAMPAIGN_LIFT_BOUNDS)
+            lift = _ratio(r_np, e_np * factor, CAMPAIGN_LIFT_BOUNDS)
             factor = np.where(campaign, factor * lift, factor)
         rate = rate * factor[:, item_product]
     return Demand(rate * is_store[:, None], alive * is_store[:, None])

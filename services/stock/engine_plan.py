@@ -43,6 +43,8 @@ SAFETY_STD = 1.0
 # Origins considered per item when routing (CDs first, then by free stock).
 MAX_ORIGINS_PER_ITEM = 32
 # Passes of the routing: a destination an origin served only in part asks the next origin.
+# Each pass is one more lot (at most qtdMaxima units) from another origin, so a destination
+# may receive up to ROUTING_PASSES x qtdMaxima units of an item.
 ROUTING_PASSES = 3
 # Distance charged for a route with an unknown coordinate.
 UNKNOWN_KM = 500.0
@@ -203,7 +205,11 @@ def plan(
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     dest_ok, avail = eligibility(inputs, rules, mu * alive)
     uplift = run_uplift(inputs, held, mu * alive)
-    dest = _destination_units(held, mu, alive, uplift, dest_ok, qmin, qmax, min_gain, lot_gain)
+    # qtdMaxima bounds each shipment, not a destination's need: a cell short of more
+    # than one lot is served by several origins, one lot each
+    dest = _destination_units(
+        held, mu, alive, uplift, dest_ok, qmin, qmax * ROUTING_PASSES, min_gain, lot_gain
+    )
     if dest is None:
         return Plan.empty()
     avail[dest.node, dest.item] = 0  # a node never gives an item it receives: no circles
@@ -215,7 +221,7 @@ def plan(
     cost = shipment_cost(dist, rules)
     # among equally priced shipments, the nearest origin
     key = cost + 1e-6 * np.where(np.isfinite(dist), dist, UNKNOWN_KM)
-    routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, rules.priorizar_cd, qmin, n_items)
+    routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, cost, rules.priorizar_cd, qmin, qmax, n_items)
     return _prune_routes(routed, inputs, rules, demand, cost)
 
 
@@ -226,11 +232,12 @@ def _destination_units(
     uplift: np.ndarray,
     dest_ok: np.ndarray,
     qmin: int,
-    qmax: int,
+    q_cap: int,
     min_gain: float,
     lot_gain: float,
 ) -> _Destinations | None:
-    """Each candidate destination's units worth receiving, valued; the first qmin at their mean."""
+    """Each candidate destination's units worth receiving (at most ``q_cap``), valued; the first
+    qmin at their mean."""
     first_gain = np.zeros(mu.shape)
     first_gain[dest_ok] = alive[dest_ok] * prob_at_least(held[dest_ok] + 1, mu[dest_ok]) + uplift[dest_ok]
     dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
@@ -257,7 +264,7 @@ def _destination_units(
     unit_cell = [np.repeat(np.arange(dk.shape[0], dtype=np.int32), qmin)]
     unit_value = [np.repeat(block + bonus, qmin)]
     active = np.arange(dk.shape[0], dtype=np.int32)
-    for j in range(qmin + 1, qmax + 1):
+    for j in range(qmin + 1, q_cap + 1):
         value = dal[active] * tail  # tail is P(D >= s + j) here
         keep = value >= min_gain
         active, tail, pmf, value = active[keep], tail[keep], pmf[keep], value[keep]
@@ -286,6 +293,7 @@ def _origin_losses(
     is_cd: np.ndarray,
     keep_cd: float,
     d_count: np.ndarray,
+    top_loss: np.ndarray,
     n_items: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Origin units per item, at most as many per origin as the item's destination units.
@@ -293,19 +301,42 @@ def _origin_losses(
     Units that lose nothing (CDs when their stock is free, stores with no expected demand)
     are only counted (``z_count``): they come first in every item's list, and expanding
     them unit by unit would dominate memory. The others are ``l_loss``, sorted by item then
-    loss, ``o_count``/``o_start`` per item.
+    loss, ``o_count``/``o_start`` per item. A store unit losing ``top_loss`` of its item or
+    more pairs with no destination unit, and neither do the ones it would give after it
+    (each loses more): they are left out.
     """
     o_units = np.minimum(avail[on, ok_], d_count[ok_])
     o_mu = mu[on, ok_]
     o_cd = is_cd[on]
     free = np.where(o_cd, keep_cd <= 0, o_mu <= 0)
     z_count = np.bincount(ok_[free], weights=o_units[free], minlength=n_items).astype(np.int64)
-    lossy = np.nonzero(~free)[0]
-    owner, pos = _expand(o_units[lossy])
-    l_item = ok_[lossy][owner]
-    l_node = on[lossy][owner]
-    l_loss = alive[l_node, l_item] * prob_at_least(held[l_node, l_item] - pos + 1, o_mu[lossy][owner])
-    l_loss = np.where(is_cd[l_node], keep_cd, l_loss)
+    # CD units all lose the value kept for later weeks
+    cds = np.nonzero(~free & o_cd)[0]
+    owner, _ = _expand(o_units[cds])
+    items, losses = [ok_[cds][owner]], [np.full(owner.shape[0], keep_cd)]
+    # a store's j-th unit given loses alive x P(D >= held - j + 1): one special-function call
+    # per cell, then P(D >= x - 1) = P(D >= x) + p(x - 1) and p(x - 1) = p(x) x / mu
+    stores = np.nonzero(~free & ~o_cd & (o_units > 0))[0]
+    s_item, s_node, s_mu, s_cap = ok_[stores], on[stores], o_mu[stores], o_units[stores]
+    s_held = held[s_node, s_item].astype(np.float64)
+    s_alive = alive[s_node, s_item]
+    s_top = top_loss[s_item]
+    tail = prob_at_least(s_held, s_mu)
+    pmf = poisson_pmf(np.maximum(s_held - 1.0, 0.0), s_mu) * (s_held >= 1)
+    active = np.arange(stores.shape[0])
+    j = 1
+    while active.shape[0]:
+        loss = s_alive[active] * np.minimum(tail, 1.0)
+        keep = (loss < s_top[active]) & (j <= s_cap[active])
+        active, tail, pmf, loss = active[keep], tail[keep], pmf[keep], loss[keep]
+        items.append(s_item[active])
+        losses.append(loss)
+        x = s_held[active] - j  # the next unit loses P(D >= x)
+        tail = tail + pmf
+        pmf = np.where(x >= 1, pmf * x / s_mu[active], 0.0)
+        j += 1
+    l_item = np.concatenate(items)
+    l_loss = np.concatenate(losses)
     l_order = np.argsort(l_item * 2.0 + np.minimum(l_loss, 1.0), kind="stable")
     l_item, l_loss = l_item[l_order], l_loss[l_order]
     o_count, o_start = _group_starts(l_item, n_items)
@@ -333,8 +364,12 @@ def _quantities(
     u_item = dest.item[u_cell]
     d_count, d_start = _group_starts(u_item, n_items)
     rank = (np.arange(u_item.shape[0]) - d_start[u_item]).astype(np.int32)
+    # the best destination unit of each item bounds the loss of an origin unit worth pairing
+    top_loss = np.full(n_items, -np.inf)
+    has = d_count > 0
+    top_loss[has] = u_value[d_start[has]] - min_gain
     z_count, l_loss, o_count, o_start = _origin_losses(
-        held, mu, alive, avail, ok_, on, is_cd, keep_cd, d_count, n_items
+        held, mu, alive, avail, ok_, on, is_cd, keep_cd, d_count, top_loss, n_items
     )
 
     paired = rank < z_count[u_item] + o_count[u_item]
@@ -389,16 +424,20 @@ def _route(
     on: np.ndarray,
     is_cd: np.ndarray,
     cost: np.ndarray,
+    trip: np.ndarray,
     priorizar_cd: bool,
     qmin: int,
+    qmax: int,
     n_items: int,
 ) -> Plan:
     """Origins for each destination, in rounds over each item's destinations, most urgent first.
 
-    In a round every item serves one destination: an origin that can send the whole
-    quantity beats one that cannot, a CD beats a store under ``priorizar_cd``, then the
-    cheapest shipment wins. What an origin could not send (at least ``qmin`` units) goes
-    to another origin in the next pass.
+    In a round every item serves one destination with one lot of at most ``qmax`` units:
+    an origin that can send the whole lot beats one that cannot, a CD beats a store under
+    ``priorizar_cd``, then the cheapest shipment wins: ``cost`` (the trip, ``trip``, plus a
+    tie-break by distance) once per route, nothing more on a route the batch already uses, so
+    the items bound for a store ride together. What is left (at least ``qmin`` units) goes to
+    another origin, not one already serving that destination, in the next pass.
     """
     d_sel = np.nonzero(q_cell > 0)[0]
     if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
@@ -408,9 +447,12 @@ def _route(
     d_item, d_node, d_q = d_item[d_order], d_node[d_order], d_q[d_order].astype(np.int64)
     row_of_item, cand_node, cand_rem = _origin_table(avail, ok_, on, is_cd, n_items)
     store_penalty = np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0)
+    # origins already serving each destination line: one recommendation per origin, destination, item
+    used = np.full((d_item.shape[0], ROUTING_PASSES), -1, dtype=np.int64)
+    opened = np.zeros(cost.shape, dtype=bool)  # routes the batch already uses
 
     out_o, out_d, out_k, out_q = [], [], [], []
-    for _ in range(ROUTING_PASSES):
+    for p in range(ROUTING_PASSES):
         _, ds_start = _group_starts(d_item, n_items)
         d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
         by_round = np.argsort(d_rank, kind="stable")
@@ -427,12 +469,16 @@ def _route(
             rem = cand_rem[rows]
             dnode = d_node[sel]
             q = d_q[sel]
+            lot = np.minimum(q, qmax)
             safe_nodes = np.maximum(nodes, 0)
             valid = (nodes >= 0) & (rem >= qmin) & (nodes != dnode[:, None])
+            for u in range(p):
+                valid &= nodes != used[sel, u][:, None]
             key = (
-                np.where(rem >= q[:, None], 0.0, 1.0e9)
+                np.where(rem >= lot[:, None], 0.0, 1.0e9)
                 + store_penalty[safe_nodes]
                 + cost[safe_nodes, dnode[:, None]]
+                - np.where(opened[safe_nodes, dnode[:, None]], trip[safe_nodes, dnode[:, None]], 0.0)
             )
             key = np.where(valid, key, np.inf)
             best = np.argmin(key, axis=1)
@@ -441,9 +487,11 @@ def _route(
             if not ok.any():
                 continue
             sel, rows, best, lines = sel[ok], rows[ok], best[ok], lines[ok]
-            send = np.minimum(q[ok], rem[lines, best])
+            send = np.minimum(lot[ok], rem[lines, best])
             cand_rem[rows, best] -= send
             left[sel] = q[ok] - send
+            used[sel, p] = nodes[lines, best]
+            opened[nodes[lines, best], d_node[sel]] = True
             out_o.append(nodes[lines, best])
             out_d.append(d_node[sel])
             out_k.append(d_item[sel])
@@ -451,7 +499,7 @@ def _route(
         again = left >= qmin
         if not again.any():
             break
-        d_item, d_node, d_q = d_item[again], d_node[again], left[again]
+        d_item, d_node, d_q, used = d_item[again], d_node[again], left[again], used[again]
     if not out_o:
         return Plan.empty()
     return Plan(np.concatenate(out_o), np.concatenate(out_d), np.concatenate(out_k), np.concatenate(out_q))

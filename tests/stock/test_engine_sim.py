@@ -312,6 +312,17 @@ def test_an_origin_short_of_a_lot_shares_the_destination_with_another():
     assert origins == {2, 3}
 
 
+def test_a_destination_short_of_more_than_one_lot_gets_one_from_each_of_several_origins():
+    """Store 1 sells 5 a day and has none: about 70 units over the horizon, lots of at most 7."""
+    net = shortage(stock=[[400, 40], [0, 6], [300, 6], [3, 3]], sales=[[0, 0], [150, 15], [6, 15], [15, 15]])
+    out = recommend(net, replace(RULES, qtd_minima=2, qtd_maxima=7))
+    to_1 = (out.dest == 1) & (out.item == 0)
+    lots = dict(zip(out.origin[to_1].tolist(), out.quantity[to_1].tolist(), strict=True))
+    # one recommendation per origin, each within the bounds; the preferred CD sends a full lot
+    assert set(lots) == {0, 2} and lots[0] == 7 and 2 <= lots[2] <= 7
+    assert len(routes(out)) == len(out)
+
+
 def test_a_network_without_sales_or_with_contradictory_lot_bounds_gets_an_empty_batch():
     silent = network(stock=[[40, 40], [0, 0], [5, 5], [0, 0]])
     assert len(recommend(silent, RULES)) == 0

@@ -222,14 +222,25 @@ def test_priorizar_cd_prefers_the_cd_over_a_nearer_store(client, runner, admin):
     set_stock(falta, produto, **{"38": 0})
     add_sales(falta, produto, "38", [3] * 30, end=ON)
     add_sales(sobra, produto, "38", [0] * 29 + [1], end=ON)
-    put_rules(client, admin, priorizarCd=True)
-    generate(runner)
-    recs = [r for r in batch_recs(client, admin) if r["lojaDestinoId"] == str(falta.id)]
-    assert recs and {r["origemId"] for r in recs} == {str(cd.id)}
-    put_rules(client, admin, priorizarCd=False)
-    generate(runner)
-    recs = [r for r in batch_recs(client, admin) if r["lojaDestinoId"] == str(falta.id)]
-    assert recs and {r["origemId"] for r in recs} == {str(sobra.id)}
+
+    def lots_by_origin():
+        generate(runner)
+        recs = [r for r in batch_recs(client, admin) if r["lojaDestinoId"] == str(falta.id)]
+        return {r["origemId"]: r["quantidade"] for r in recs}
+
+    # ~42 units needed over the horizon: more than one lot of qtdMaxima (15), so a second
+    # origin adds a lot; the preferred origin sends the full first one
+    put_rules(client, admin, priorizarCd=True, qtdMaxima=15)
+    lots = lots_by_origin()
+    assert lots.get(str(cd.id)) == 15 and set(lots) <= {str(cd.id), str(sobra.id)}
+    put_rules(client, admin, priorizarCd=False, qtdMaxima=15)
+    lots = lots_by_origin()
+    assert lots.get(str(sobra.id)) == 15 and set(lots) <= {str(cd.id), str(sobra.id)}
+    # with lots large enough for the whole need, one origin serves: the preferred one
+    put_rules(client, admin, priorizarCd=True, qtdMaxima=100)
+    assert set(lots_by_origin()) == {str(cd.id)}
+    put_rules(client, admin, priorizarCd=False, qtdMaxima=100)
+    assert set(lots_by_origin()) == {str(sobra.id)}
 
 
 def test_periodo_sets_the_sales_history_behind_the_average(client, runner, admin):
