@@ -73,6 +73,8 @@ def _backfill():
             totals.setdefault(project_id, Counter()).update(_grams(search_text))
         chunk = bind.execute(query.where(issues.c.id > chunk[-1][0])).fetchall()
     for project_id, grams in totals.items():
+        if not grams:  # a project whose titles hold no searchable text yet
+            continue
         bind.execute(
             counts.insert(),
             [{"project_id": project_id, "gram": g, "issue_count": n} for g, n in sorted(grams.items())],
