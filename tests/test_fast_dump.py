@@ -124,3 +124,24 @@ def test_rows_of_other_types_are_converted_as_marshmallow_converts_them():
     expected = [Body().dump(row) for row in rows]
     assert _wire(RowDumper(Body).dump_many(rows)) == expected
     assert expected[0]["count"] == 12 and expected[0]["ratio"] == 0.25 and expected[0]["day"] == "2026-11-26"
+
+
+def test_nested_objects_dump_as_marshmallow_dumps_them():
+    from schemas.stock.batches import GradeMatrix as GradeMatrixOut
+    from services.stock.grade import GradeCell, GradeMatrix, GradeRow
+
+    loja = uuid.UUID(int=9)
+    cells = [GradeCell(loja, "38", 2, -2), GradeCell(loja, "39", 0, 3)]
+    matrix = GradeMatrix(
+        uuid.UUID(int=1), ["38", "39"], [GradeRow(loja, cells, "quebrada", None)], None, ["38"]
+    )
+    expected = GradeMatrixOut().dump(matrix)
+    assert _wire(RowDumper(GradeMatrixOut).dump(matrix)) == expected
+    assert expected["rows"][0]["cells"][0] == {
+        "lojaId": str(loja),
+        "tamanho": "38",
+        "atual": 2,
+        "delta": -2,
+        "final": 0,
+        "ruptura": True,
+    }

@@ -57,6 +57,9 @@ R = "/remanejamento"
 # these write each one in the schema's shape, without an ORM object or a marshmallow dump.
 RECOMENDACAO = RowDumper(RecomendacaoOut)
 LOTE_CABECALHO = RowDumper(LoteOut(exclude=("recomendacoes",)))
+# Small bodies read often (the grade has a row per store, a cell per size): the same dump.
+TOTAIS = RowDumper(TotaisLote)
+GRADE = RowDumper(GradeMatrix)
 
 
 @blp.route(f"{R}/recomendacoes", methods=["GET"])
@@ -247,7 +250,7 @@ def fluxo(lid):
 @blp.alt_response(404, description="Lote não encontrado")
 def totais(lid):
     """Totais das recomendações ativas do lote (não vetadas, não recusadas)."""
-    return batches.totais(lid, current_user)
+    return json_response(TOTAIS.dump(batches.totais(lid, current_user)))
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes/<uuid:rid>/vetar", methods=["POST"])
@@ -376,4 +379,4 @@ def produto_grade(query, pid):
     `delta` é o movimento líquido das recomendações ativas do lote (o mais recente sem `loteId`),
     `final = atual + delta`, `ruptura` quando `final <= 0`.
     """
-    return grade.grade(pid, query.get("lote_id"))
+    return json_response(GRADE.dump(grade.grade(pid, query.get("lote_id"))))
