@@ -172,8 +172,8 @@ class LoteDetalhe:
     """A batch and every recommendation of it the user may see, read while they are written out."""
 
     lote: LoteResumo
-    # Chunks of rows (``recommendations.LISTED_COLUMNS``) in list order, read on demand from a
-    # server-side cursor: consume it once, inside the app context.
+    # Chunks of rows (``recommendations.LISTED_COLUMNS``) in list order, read on demand while
+    # the response is written: consume it once, inside the app context.
     recomendacoes: Iterator[Sequence[Row]]
 
 
