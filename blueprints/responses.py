@@ -86,3 +86,9 @@ def json_array_stream(
         yield b"]" + suffix
 
     return current_app.response_class(stream_with_context(generate()), status=status, mimetype=MIMETYPE)
+
+
+def json_object_stream(head: dict[str, Any], member: str, chunks: Iterable[list[dict[str, Any]]]) -> Response:
+    """The object ``head`` with one more member, the array ``member``, streamed from ``chunks``."""
+    opening = dumps_bytes(head)[:-1] + (b"," if head else b"") + dumps_bytes(member) + b":"
+    return json_array_stream(chunks, prefix=opening, suffix=b"}")

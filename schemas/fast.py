@@ -9,9 +9,9 @@ ORM object works too.
 
 Simple fields (strings, numbers, booleans, UUIDs, dates, timestamps) are
 converted inline, to what the JSON encoder writes exactly as marshmallow would;
-a ``Nested`` field (or a ``List`` of one) gets a ``RowDumper`` of its own schema,
-and a plain ``Dict`` is copied; any other field (``Method``...) is serialised by
-the field itself, so the result never differs from marshmallow's.
+a ``Nested`` schema (or a ``List`` of one) is dumped by a ``RowDumper`` of its
+own, and a plain ``Dict`` is copied; any other field (``Method``, ``Raw``, a ``List`` of scalars...) is serialised
+by the field itself, so the result never differs from marshmallow's.
 ``tests/test_fast_dump.py`` compares both on every schema that uses this.
 """
 
@@ -57,6 +57,15 @@ def _datetime(value: Any) -> Any:
     return None if value is None else value.isoformat()
 
 
+# A value already of this exact type converts to itself: the generated code skips the call.
+_NATIVE: dict[Callable[[Any], Any], type] = {
+    _uuid: uuid.UUID,
+    _float: float,
+    _int: int,
+    _bool: bool,
+    _str: str,
+}
+
 # Exact classes only: a subclass may serialise differently (``UtcTimestamp`` is a String).
 _CONVERTERS: dict[type, Callable[[Any], Any]] = {
     fields.UUID: _uuid,
@@ -73,31 +82,44 @@ def _dict(value: Any) -> Any:
     return None if value is None else dict(value)
 
 
-def _nested(field: fields.Nested) -> Callable[[Any], Any] | None:
-    """The nested schema's own generated dump; a mapping (no attributes to read) goes to marshmallow."""
-    schema = field.schema
-    if schema._hooks.get("post_dump") or schema._hooks.get("pre_dump"):
+def _nested(field: fields.Field) -> Callable[[Any], Any] | None:
+    """A ``Nested`` schema, or a ``List`` of one, dumped by a ``RowDumper`` of that schema."""
+    inner = field.inner if type(field) is fields.List else field
+    if type(inner) is not fields.Nested or not isinstance(inner.schema, ma.Schema):
         return None
-    dump = RowDumper(schema).dump
-    slow = schema.dump
+    if inner.schema._hooks.get("post_dump") or inner.schema._hooks.get("pre_dump"):
+        return None  # the field serialises itself
+    made: list[RowDumper] = []
+
+    def nested() -> RowDumper:
+        # Made on first use: a schema may nest itself.
+        if not made:
+            made.append(RowDumper(inner.schema))
+        return made[0]
+
+    schema = inner.schema
+
+    # Dicts (marshmallow reads them by key) go through the schema itself.
+    def many(value: Any) -> Any:
+        if value is None:
+            return None
+        items = value if isinstance(value, list | tuple) else list(value)
+        if items and isinstance(items[0], Mapping):
+            return schema.dump(items, many=True)
+        return nested().dump_many(items)
 
     def one(value: Any) -> Any:
         if value is None:
             return None
-        return slow(value) if isinstance(value, Mapping) else dump(value)
+        return schema.dump(value) if isinstance(value, Mapping) else nested().dump(value)
 
-    if schema.many or field.many:
-        return lambda value: None if value is None else [one(item) for item in value]
-    return one
+    return many if inner is not field or inner.many else one
 
 
 def _converter(field: fields.Field) -> Callable[[Any], Any] | None:
     kind = type(field)
-    if kind is fields.Nested:
+    if kind in (fields.List, fields.Nested):
         return _nested(field)
-    if kind is fields.List and type(field.inner) is fields.Nested:
-        each = _nested(field.inner)
-        return None if each is None else (lambda value: None if value is None else [each(v) for v in value])
     if kind is fields.Dict and field.key_field is None and field.value_field is None:
         return _dict
     # A custom field may name the plain function its ``_serialize`` amounts to.
@@ -123,39 +145,75 @@ class RowDumper:
 
     The schema's fields become one generated function whose body is a dict
     display (``{"produtoId": _uuid(row.produto_id), ...}``): no loop, no
-    per-field call beyond the value's own conversion.
+    per-field call beyond the value's own conversion. ``dump_many`` on SQL rows
+    goes further: a function made for the rows' columns unpacks each row by
+    position (a ``Row``'s attribute access costs more than the rest of its dump)
+    and converts only the values not already of their wire type.
     """
 
     def __init__(self, schema: type[ma.Schema] | ma.Schema):
         self.schema = schema() if isinstance(schema, type) else schema
         if self.schema._hooks.get("post_dump") or self.schema._hooks.get("pre_dump"):
             raise TypeError(f"{type(self.schema).__name__} has dump hooks; RowDumper cannot honour them")
-        namespace: dict[str, Any] = {"_missing": ma.missing, "_get": self.schema.get_attribute}
-        inline, slow = [], []
-        for i, (name, field) in enumerate(self.schema.dump_fields.items()):
-            key = field.data_key or name
+        # (data key, attribute, converter or None for the field's own serialize, field)
+        self._plan = []
+        for name, field in self.schema.dump_fields.items():
             attribute = field.attribute or name
             convert = _converter(field)
+            if convert is None or not attribute.isidentifier() or callable(field.dump_default):
+                convert = None
+            self._plan.append((field.data_key or name, attribute, convert, field))
+        self.dump: Callable[[Any], dict[str, Any]] = self._compile(None)
+        self._by_columns: dict[tuple[str, ...], Callable[[Any], dict[str, Any]]] = {}
+
+    def _compile(self, columns: tuple[str, ...] | None) -> Callable[[Any], dict[str, Any]]:
+        """The dump function: by attribute, or (``columns``) unpacking rows of those columns."""
+        namespace: dict[str, Any] = {"_missing": ma.missing, "_get": self.schema.get_attribute}
+        position = {column: j for j, column in enumerate(columns or ())}
+        inline, slow = [], []
+        for i, (key, attribute, convert, field) in enumerate(self._plan):
             default = field.dump_default
-            if convert is not None and attribute.isidentifier() and not callable(default):
-                namespace[f"_c{i}"] = convert
-                if default is ma.missing:
-                    inline.append(f"    {key!r}: _c{i}(row.{attribute}),")
-                else:
-                    namespace[f"_d{i}"] = default
-                    inline.append(f"    {key!r}: _c{i}(getattr(row, {attribute!r}, _d{i})),")
-            else:
+            if convert is None:
                 namespace[f"_f{i}"] = field
                 slow.append(
                     f"    value = _f{i}.serialize({attribute!r}, row, _get)\n"
                     f"    if value is not _missing:\n"
                     f"        out[{key!r}] = value"
                 )
-        source = "def dump(row):\n    out = {\n" + "\n".join(inline) + "\n    }\n"
+                continue
+            namespace[f"_c{i}"] = convert
+            if attribute in position:
+                value = f"v{position[attribute]}"
+                native = _NATIVE.get(convert)
+                if native is None:
+                    inline.append(f"    {key!r}: _c{i}({value}),")
+                else:
+                    namespace[f"_t{i}"] = native
+                    inline.append(
+                        f"    {key!r}: {value} if {value} is None or type({value}) is _t{i} else _c{i}({value}),"
+                    )
+            elif default is ma.missing:
+                inline.append(f"    {key!r}: _c{i}(row.{attribute}),")
+            else:
+                namespace[f"_d{i}"] = default
+                inline.append(f"    {key!r}: _c{i}(getattr(row, {attribute!r}, _d{i})),")
+        source = "def dump(row):\n"
+        if columns:
+            source += "    " + ", ".join(f"v{j}" for j in range(len(columns))) + ", = row\n"
+        source += "    out = {\n" + "\n".join(inline) + "\n    }\n"
         source += "".join(line + "\n" for line in slow) + "    return out\n"
         exec(compile(source, f"<RowDumper {type(self.schema).__name__}>", "exec"), namespace)
-        self.dump: Callable[[Any], dict[str, Any]] = namespace["dump"]
+        return namespace["dump"]
 
     def dump_many(self, rows: Iterable[Any]) -> list[dict[str, Any]]:
-        dump = self.dump
+        rows = rows if isinstance(rows, list | tuple) else list(rows)
+        if not rows:
+            return []
+        columns = getattr(rows[0], "_fields", None)
+        if columns is None:
+            dump = self.dump
+        else:
+            dump = self._by_columns.get(columns)
+            if dump is None:
+                dump = self._by_columns[columns] = self._compile(tuple(columns))
         return [dump(row) for row in rows]

@@ -49,7 +49,32 @@ class IsolatedClient(FlaskClient):
     test's own data."""
 
     def open(self, *args, **kwargs):
-        return contextvars.Context().run(super().open, *args, **kwargs)
+        context = contextvars.Context()
+        response = context.run(super().open, *args, **kwargs)
+        if "Content-Length" not in response.headers:
+            response.response = _ReadInContext(context, response.response)
+        return response
+
+
+class _ReadInContext:
+    """A streamed body read in its request's context: ``stream_with_context`` pushed the
+    request there and pops it when the body ends, which only that context allows."""
+
+    def __init__(self, context: contextvars.Context, body):
+        self._context = context
+        self._body = body
+        self._items = context.run(iter, body)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._context.run(next, self._items)
+
+    def close(self):
+        close = getattr(self._body, "close", None)
+        if close is not None:
+            self._context.run(close)
 
 
 class IsolatedCliRunner(FlaskCliRunner):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections import namedtuple
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -101,3 +103,45 @@ def test_a_list_answers_the_shape_its_document_declares(client, recs):
     r.set_data(orjson.dumps([{**r.get_json()[0], "quantidade": "5"}]))
     with pytest.raises(AssertionError, match="quantidade"):
         assert_documented(client, "stock", "/api/v1/remanejamento/recomendacoes", r)
+
+
+def test_rows_of_other_types_are_converted_as_marshmallow_converts_them():
+    class Body(Schema):
+        id = fields.UUID()
+        n = fields.Integer(data_key="count")
+        ratio = fields.Float()
+        on = fields.Boolean()
+        name = fields.String()
+        day = fields.Date()
+
+    # A row type with ``_fields`` takes the positional path; each value here needs converting.
+    Row = namedtuple("Row", ["extra", "name", "day", "on", "ratio", "n", "id"])
+    rows = [
+        Row("x", 7, datetime(2026, 11, 26, 9, 30, tzinfo=UTC), 1, Decimal("0.25"), "12", uuid.UUID(int=5)),
+        Row("y", None, None, None, None, None, None),
+        Row("z", "ok", datetime(2026, 1, 2, tzinfo=UTC).date(), True, 1.5, 3, str(uuid.UUID(int=6))),
+    ]
+    expected = [Body().dump(row) for row in rows]
+    assert _wire(RowDumper(Body).dump_many(rows)) == expected
+    assert expected[0]["count"] == 12 and expected[0]["ratio"] == 0.25 and expected[0]["day"] == "2026-11-26"
+
+
+def test_nested_objects_dump_as_marshmallow_dumps_them():
+    from schemas.stock.batches import GradeMatrix as GradeMatrixOut
+    from services.stock.grade import GradeCell, GradeMatrix, GradeRow
+
+    loja = uuid.UUID(int=9)
+    cells = [GradeCell(loja, "38", 2, -2), GradeCell(loja, "39", 0, 3)]
+    matrix = GradeMatrix(
+        uuid.UUID(int=1), ["38", "39"], [GradeRow(loja, cells, "quebrada", None)], None, ["38"]
+    )
+    expected = GradeMatrixOut().dump(matrix)
+    assert _wire(RowDumper(GradeMatrixOut).dump(matrix)) == expected
+    assert expected["rows"][0]["cells"][0] == {
+        "lojaId": str(loja),
+        "tamanho": "38",
+        "atual": 2,
+        "delta": -2,
+        "final": 0,
+        "ruptura": True,
+    }

@@ -6,6 +6,7 @@ from flask_jwt_extended import current_user
 
 from blueprints.common import login_throttle, presented_access_claims, reset_throttle, stock_auth_required
 from blueprints.parsing import Blueprint
+from blueprints.responses import json_response
 from extensions import db
 from schemas.auth import (
     AccessTokenResponse,
@@ -20,12 +21,16 @@ from schemas.auth import (
     UpdatePreferenciasRequest,
     UpdateProfileRequest,
 )
+from schemas.fast import RowDumper
 from services import auth as auth_service
 from services import users as user_service
 from services.stock.access import ensure_stock_access
 
 blp = Blueprint("stock_auth", __name__, url_prefix="/auth", description="Sessão e senha")
 users_blp = Blueprint("stock_users", __name__, url_prefix="/users", description="Perfil e preferências")
+
+# Read by every page load of a client: written without flask-smorest's dump.
+AUTH_USER = RowDumper(AuthUser)
 
 FORGOT_MESSAGE = "Se o e-mail estiver cadastrado, enviaremos um link para redefinir a senha."
 
@@ -82,7 +87,7 @@ def logout(body):
 @blp.response(200, AuthUser)
 def me():
     """O usuário autenticado."""
-    return current_user
+    return json_response(AUTH_USER.dump(current_user))
 
 
 @blp.route("/password/forgot", methods=["POST"])

@@ -6,6 +6,8 @@ from flask_jwt_extended import current_user
 
 from blueprints.common import stock_auth_required
 from blueprints.parsing import Blueprint
+from blueprints.responses import json_object_stream, json_response
+from schemas.fast import RowDumper
 from schemas.stock.batches import (
     Aprendizado,
     AtivasQuery,
@@ -53,6 +55,14 @@ blp = Blueprint(
 
 R = "/remanejamento"
 
+# The recommendation lists answer thousands of rows: the services read them as SQL rows and
+# these write each one in the schema's shape, without an ORM object or a marshmallow dump.
+RECOMENDACAO = RowDumper(RecomendacaoOut)
+LOTE_CABECALHO = RowDumper(LoteOut(exclude=("recomendacoes",)))
+# Small bodies read often (the grade has a row per store, a cell per size): the same dump.
+TOTAIS = RowDumper(TotaisLote)
+GRADE = RowDumper(GradeMatrix)
+
 
 @blp.route(f"{R}/recomendacoes", methods=["GET"])
 @stock_auth_required()
@@ -66,7 +76,7 @@ def list_recomendacoes(query):
     depois a ordem do motor. Inclui vetadas e recusadas (veja `/lotes/{lid}/recomendacoes?ativas=true`).
     `limite`/`offset` paginam nessa ordem.
     """
-    return recommendations.list_recomendacoes(current_user, query)
+    return json_response(RECOMENDACAO.dump_many(recommendations.list_recomendacao_rows(current_user, query)))
 
 
 @blp.route(f"{R}/recomendacoes/<uuid:rid>", methods=["GET"])
@@ -192,8 +202,20 @@ def list_lotes():
 @blp.response(200, LoteOut)
 @blp.alt_response(404, description="Lote não encontrado")
 def get_lote(lid):
-    """Um lote com todas as suas recomendações visíveis ao usuário, na ordem da lista."""
-    return batches.lote_detail(lid, current_user)
+    """Um lote com todas as suas recomendações visíveis ao usuário, na ordem da lista.
+
+    O corpo é enviado em partes (`Transfer-Encoding: chunked`, sem `Content-Length`) enquanto as
+    recomendações são lidas: um lote de centenas de milhares começa a chegar de imediato e a
+    memória do servidor não cresce com ele. Lote inexistente e falta de acesso respondem antes do
+    primeiro byte; as recomendações são lidas logo depois do cabeçalho (`status`, `novo`), numa
+    leitura própria. Para páginas, `/lotes/{lid}/recomendacoes?limite=`.
+    """
+    detail = batches.lote_detail(lid, current_user)
+    return json_object_stream(
+        LOTE_CABECALHO.dump(detail.lote),
+        "recomendacoes",
+        (RECOMENDACAO.dump_many(rows) for rows in detail.recomendacoes),
+    )
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes", methods=["GET"])
@@ -206,9 +228,10 @@ def lote_recomendacoes(query, lid):
 
     Mesma ordem da lista geral. `limite`/`offset` paginam (um lote pode ter centenas de milhares).
     """
-    return recommendations.lote_recomendacoes(
+    rows = recommendations.lote_recomendacoes(
         lid, current_user, ativas=query["ativas"], limite=query.get("limite"), offset=query["offset"]
     )
+    return json_response(RECOMENDACAO.dump_many(rows))
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/fluxo", methods=["GET"])
@@ -229,7 +252,7 @@ def fluxo(lid):
 @blp.alt_response(404, description="Lote não encontrado")
 def totais(lid):
     """Totais das recomendações ativas do lote (não vetadas, não recusadas)."""
-    return batches.totais(lid, current_user)
+    return json_response(TOTAIS.dump(batches.totais(lid, current_user)))
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes/<uuid:rid>/vetar", methods=["POST"])
@@ -385,4 +408,4 @@ def produto_grade(query, pid):
     `delta` é o movimento líquido das recomendações ativas do lote (o mais recente sem `loteId`),
     `final = atual + delta`, `ruptura` quando `final <= 0`.
     """
-    return grade.grade(pid, query.get("lote_id"))
+    return json_response(GRADE.dump(grade.grade(pid, query.get("lote_id"))))

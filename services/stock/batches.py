@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import case, func, select
+from sqlalchemy import Row, case, func, select
 
 from extensions import db
 from models.auth import User
@@ -21,7 +22,7 @@ from models.stock_batches import Lote, Recomendacao
 from services.stock.recommendations import (
     active_condition,
     get_lote,
-    lote_recomendacoes,
+    lote_chunks,
     newest_lote,
     visible_condition,
 )
@@ -47,7 +48,6 @@ class LoteResumo:
     criado_em: datetime
     status: str  # ``aberto`` while any active recommendation is pendente, else ``concluido``
     novo: bool  # the newest batch, until it is ``NEW_FOR`` old
-    recomendacoes: list[Recomendacao] = field(default_factory=list)
 
     @property
     def periodo(self) -> str:
@@ -90,9 +90,7 @@ def _pending_counts(lote_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:
     return {lid: int(c) for lid, c in db.session.execute(stmt)}
 
 
-def lote_resumo(
-    lote: Lote, *, pending: int | None = None, newest_id: uuid.UUID | None = None, recs=None
-) -> LoteResumo:
+def lote_resumo(lote: Lote, *, pending: int | None = None, newest_id: uuid.UUID | None = None) -> LoteResumo:
     """The batch, status derived from the active pending ones, `novo` for the newest until 7 days old."""
     if pending is None:
         pending = _pending_counts([lote.id]).get(lote.id, 0)
@@ -107,7 +105,6 @@ def lote_resumo(
         criado_em=lote.created_at,
         status="aberto" if pending else "concluido",
         novo=lote.id == newest_id and utcnow() - lote.created_at < NEW_FOR,
-        recomendacoes=recs or [],
     )
 
 
@@ -170,6 +167,17 @@ def totais(lote_id: uuid.UUID, user: User) -> TotaisLote:
     return TotaisLote(*(int(v) for v in row))
 
 
-def lote_detail(lote_id: uuid.UUID, user: User) -> LoteResumo:
+@dataclass(frozen=True)
+class LoteDetalhe:
+    """A batch and every recommendation of it the user may see, read while they are written out."""
+
+    lote: LoteResumo
+    # Chunks of rows (``recommendations.LISTED_COLUMNS``) in list order, read on demand while
+    # the response is written: consume it once, inside the app context.
+    recomendacoes: Iterator[Sequence[Row]]
+
+
+def lote_detail(lote_id: uuid.UUID, user: User) -> LoteDetalhe:
+    """The batch (404 when unknown) and, lazily, its recommendations ``user`` may see."""
     lote = get_lote(lote_id)
-    return lote_resumo(lote, recs=lote_recomendacoes(lote_id, user))
+    return LoteDetalhe(lote_resumo(lote), lote_chunks(lote_id, user))

@@ -130,16 +130,17 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
         ):
             delta[(origem, tamanho)] -= qtd
             delta[(destino, tamanho)] += qtd
-    lojas = db.session.scalars(select(Loja).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo))
+    # Only the ids, in the grid's order: a network has hundreds of stores, no object needed.
+    loja_ids = db.session.scalars(select(Loja.id).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo))
     rows = []
-    for loja in lojas:
+    for loja_id in loja_ids:
         cells = [
-            GradeCell(loja.id, tamanho, atual.get((loja.id, tamanho), 0), delta.get((loja.id, tamanho), 0))
+            GradeCell(loja_id, tamanho, atual.get((loja_id, tamanho), 0), delta.get((loja_id, tamanho), 0))
             for tamanho in tamanhos
         ]
         rows.append(
             GradeRow(
-                loja.id,
+                loja_id,
                 cells,
                 grade_atual=run_state({c.tamanho: c.atual for c in cells}, keys),
                 grade=run_state({c.tamanho: c.final for c in cells}, keys),
