@@ -67,6 +67,7 @@ LISTED_COLUMNS = (
     Recomendacao.motivo_recusa_texto,
     Recomendacao.quantidade_recebida,
     Recomendacao.recebida_em,
+    Recomendacao.venda_extra_esperada,
 )
 # Rows a whole batch reads from its cursor at a time: memory holds one chunk, whatever the batch.
 CHUNK_ROWS = 2000
