@@ -64,15 +64,20 @@ class User(UUIDPrimaryKey, CreatedAt, db.Model):
 
     @property
     def iniciais(self) -> str:
-        parts = [p for p in self.name.split() if p]
-        if not parts:
-            return ""
-        if len(parts) == 1:
-            return parts[0][:2].upper()
-        return (parts[0][0] + parts[-1][0]).upper()
+        return initials(self.name)
 
     def __repr__(self) -> str:
         return f"<User {self.email}>"
+
+
+def initials(name: str) -> str:
+    """Up to two letters for an avatar: first and last word, or the first two of a lone word."""
+    parts = name.split()
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        return parts[0][:2].upper()
+    return (parts[0][0] + parts[-1][0]).upper()
 
 
 class RefreshToken(CreatedAt, db.Model):

@@ -261,17 +261,20 @@ def domain_message(exc: DomainError) -> str:
     return exc.message
 
 
+STATUS_DEFAULTS = {
+    "Backlog": _l("Backlog"),
+    "Todo": _l("A fazer"),
+    "In Progress": _l("Em andamento"),
+    "Done": _l("Concluído"),
+    "Cancelled": _l("Cancelado"),
+}
+
+
 def status_name(name: str) -> str:
     """A status as the page shows it: the five defaults every project starts with are
     translated; names a team chose are theirs and shown as typed."""
-    defaults = {
-        "Backlog": _("Backlog"),
-        "Todo": _("A fazer"),
-        "In Progress": _("Em andamento"),
-        "Done": _("Concluído"),
-        "Cancelled": _("Cancelado"),
-    }
-    return defaults.get(name, name)
+    default = STATUS_DEFAULTS.get(name)
+    return name if default is None else str(default)
 
 
 PAPEL_TEXT = {

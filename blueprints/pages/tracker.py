@@ -8,8 +8,8 @@ is in ``tracker_common``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import date
 from urllib.parse import parse_qsl, urlencode
 
@@ -17,7 +17,7 @@ from flask import Response, redirect, request, url_for
 from flask_babel import format_date
 from flask_babel import gettext as _
 from flask_jwt_extended import current_user
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from marshmallow import ValidationError
 from werkzeug.datastructures import MultiDict
 
@@ -48,13 +48,13 @@ from schemas.tracker.tenancy import ProjectCreate, WorkspaceCreate
 from services.errors import DomainError
 from services.tracker import accounts, custom_fields, issues, organizations, workspaces
 from services.tracker.access import READ, WRITE, project_access, workspace_access
-from services.tracker.issues import IssueView
+from services.tracker.issues import CardRow, IssueView
 from services.tracker.workspaces import ProjectView
 
 blp = TrackerPagesBlueprint("tracker_pages", __name__)
 
-BOARD_PAGE = 100
-BOARD_MAX_PAGES = 20
+# A board shows at most this many cards; past it, a note sends people to the list.
+BOARD_MAX_CARDS = 2000
 LIST_PAGE_SIZES = (25, 50, 100)
 
 
@@ -173,62 +173,50 @@ def create_project(slug: str):
 # --- board ---------------------------------------------------------------------------------
 
 
-def all_issues(slug: str, project_id: uuid.UUID, filters: dict) -> tuple[list[IssueView], bool]:
-    """Every matching issue through the service's pages; True when the board cap cut some off."""
-    found: list[IssueView] = []
-    for page in range(1, BOARD_MAX_PAGES + 1):
-        result = issues.list_issues(
-            current_user, slug, project_id, {**filters, "page": page, "per_page": BOARD_PAGE}
-        )
-        found.extend(result.issues)
-        if len(found) >= result.total:
-            return found, False
-    return found, True
-
-
 @dataclass
 class CardKit:
-    """Everything a board card shows besides the issue, prepared once per request."""
+    """Everything a board card shows besides its row, prepared once per request and escaped
+    here: the card template prints these as they are (``templates/tracker/_card.html``)."""
 
-    issues_url: str
+    issues_url: Markup
     writable: bool
-    csrf: str
-    priority: dict[str, str]
+    csrf: Markup
+    priority: dict[str, Markup]
     status_options: dict[uuid.UUID, Markup]
-    status_label: str
-    priority_title: str
-    due_title: str
-    children_title: str
-    move: str
-    _due_cache: dict[date, str] = field(default_factory=dict)
-
-    def due(self, day: date) -> str:
-        """The due date as ``dd/MM``, formatted once per distinct date."""
-        if day not in self._due_cache:
-            self._due_cache[day] = format_date(day, "dd/MM")
-        return self._due_cache[day]
+    # "Status de WEB-1" around the card's key.
+    status_label: tuple[Markup, Markup]
+    priority_title: Markup
+    due_title: Markup
+    children_title: Markup
+    move: Markup
+    # Due dates as ``dd/MM``, each distinct date formatted once.
+    due: dict[date, Markup]
 
 
-def card_kit(page: ProjectView, slug: str) -> CardKit:
+def card_kit(page: ProjectView, slug: str, cards: Iterable[CardRow]) -> CardKit:
     option = Markup('<option value="{}"{}>{}</option>')
+    names = [(s.id, status_name(s.name)) for s in page.statuses]
     status_options = {
-        current.id: Markup("").join(
-            option.format(s.id, Markup(" selected") if s.id == current.id else "", status_name(s.name))
-            for s in page.statuses
+        current: Markup("").join(
+            option.format(status_id, Markup(" selected") if status_id == current else "", name)
+            for status_id, name in names
         )
-        for current in page.statuses
+        for current, _name in names
     }
+    before, _key, after = _("Status de %(key)s", key="{key}").partition("{key}")
+    days = {card.due_date for card in cards if card.due_date is not None}
     return CardKit(
-        issues_url=url_for("tracker_pages.issue_list", slug=slug, project_id=page.project.id),
+        issues_url=escape(url_for("tracker_pages.issue_list", slug=slug, project_id=page.project.id)),
         writable=page.writable,
-        csrf=page_csrf_token(),
-        priority={name: str(text) for name, text in PRIORITY_TEXT.items()},
+        csrf=escape(page_csrf_token()),
+        priority={name: escape(str(text)) for name, text in PRIORITY_TEXT.items()},
         status_options=status_options,
-        status_label=_("Status de %(key)s", key="{key}"),
-        priority_title=_("Prioridade"),
-        due_title=_("Prazo"),
-        children_title=_("Sub-issues"),
-        move=_("Mover"),
+        status_label=(escape(before), escape(after)),
+        priority_title=escape(_("Prioridade")),
+        due_title=escape(_("Prazo")),
+        children_title=escape(_("Sub-issues")),
+        move=escape(_("Mover")),
+        due={day: escape(format_date(day, "dd/MM")) for day in days},
     )
 
 
@@ -236,14 +224,13 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
     page = load_project(slug, project_id)
     q = request.args.get("q", "").strip()[:200]
     mine = request.args.get("mine") == "1"
-    # Each column reads top to bottom in the order people dragged the cards into.
-    filters = {"q": q, "order_by": "rank", "order": "asc"}
+    filters: dict = {"q": q}
     if mine:
         filters["assignee_id"] = current_user.id
-    found, truncated = all_issues(slug, project_id, filters)
-    columns: dict[uuid.UUID, list[IssueView]] = {status.id: [] for status in page.statuses}
-    for view in found:
-        columns.setdefault(view.issue.status_id, []).append(view)
+    found = issues.board_cards(current_user, slug, project_id, filters, BOARD_MAX_CARDS)
+    columns: dict[uuid.UUID, list[CardRow]] = {status.id: [] for status in page.statuses}
+    for card in found.cards:
+        columns.setdefault(card.status_id, []).append(card)
     return {
         "page": page,
         "project": page.project,
@@ -251,9 +238,9 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
         "columns": columns,
         "q": q,
         "mine": mine,
-        "truncated": truncated,
-        "total": len(found),
-        "kit": card_kit(page, slug),
+        "truncated": found.truncated,
+        "total": len(found.cards),
+        "kit": card_kit(page, slug, found.cards),
         "issues_url": url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
     }
 
@@ -265,7 +252,8 @@ def board(slug: str, project_id: uuid.UUID):
 
 
 def card_response(page: ProjectView, slug: str, issue: IssueView, status: int = 200) -> Response:
-    return render_fragment("tracker/card.html", status=status, issue=issue, kit=card_kit(page, slug))
+    card = issues.card_of(issue)
+    return render_fragment("tracker/card.html", status=status, card=card, kit=card_kit(page, slug, [card]))
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/move", methods=["POST"])
@@ -395,7 +383,7 @@ def _list_page(slug: str, project_id: uuid.UUID, raw: dict, *, status: int = 200
         filters = {"order_by": "created_at", "order": "desc", "page": 1, "per_page": 50}
     else:
         try:
-            result = issues.list_issues(current_user, slug, project_id, filters)
+            result = issues.list_issue_rows(current_user, slug, project_id, filters)
         except DomainError as exc:
             if exc.status == 404:
                 raise

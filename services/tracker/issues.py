@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass, field
+from datetime import date
 
 from sqlalchemy import delete, exists, func, or_, select, update
-from sqlalchemy.orm import aliased, joinedload, lazyload
+from sqlalchemy.orm import aliased, lazyload
 
 from extensions import db
-from models.auth import User
+from models.auth import User, initials
 from models.base import utcnow
 from models.tracker import PRIORITIES, PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from models.tracker_collab import Comment
@@ -54,16 +55,8 @@ class IssueView:
         return getattr(self.issue, name)
 
 
-@dataclass
-class IssuePage:
-    issues: list[IssueView]
-    total: int
-    page: int
-    per_page: int
-
-
-# What the API lists read: plain rows shaped once, no ORM objects (a page of them is built in
-# a handful of statements and dumped by the schema's generated dumper).
+# What the lists read, the API's and the pages': plain rows shaped once, no ORM objects (a page
+# of them is built in a handful of statements; the API dumps it with the schema's generated dumper).
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +133,37 @@ class IssueRowPage:
     total: int
     page: int
     per_page: int
+
+
+# What a board card shows: one read of every card, fewer columns than a list row.
+
+
+@dataclass(slots=True)
+class CardRow:
+    """An issue as its board card shows it."""
+
+    id: uuid.UUID
+    key: str
+    title: str
+    type: str
+    priority_name: str
+    status_id: uuid.UUID
+    rank: int
+    assignee_name: str | None
+    assignee_initials: str | None
+    due_date: date | None
+    children_count: int
+    labels: list[LabelBrief] = field(default_factory=list)
+
+
+@dataclass
+class Board:
+    """The first cards of a board in board order, how many issues matched in all, and whether
+    the limit left some out."""
+
+    cards: list[CardRow]
+    total: int
+    truncated: bool
 
 
 def _field(name: str, message: str, *, reason: str) -> FieldError:
@@ -387,29 +411,6 @@ def _ordering(filters: dict) -> list:
     return [sort, *(tie.desc() if descending else tie.asc() for tie in ties)]
 
 
-def _load_page(conditions: list, ordering: list, limit: int, offset: int) -> list[IssueView]:
-    children = (
-        select(func.count())
-        .select_from(Child)
-        .where(Child.parent_id == Issue.id)
-        .correlate(Issue)
-        .scalar_subquery()
-    )
-    # The page's ids first, then its rows with their joins: when the matches are
-    # sorted rather than read in index order, only the page's 50 rows get joined.
-    page = select(Issue.id).where(*conditions).order_by(*ordering).limit(limit).offset(offset).subquery()
-    query = (
-        select(Issue, children)
-        .join(page, page.c.id == Issue.id)
-        # People on an issue are shown by name only: skip the user's store join.
-        .options(
-            joinedload(Issue.assignee).lazyload(User.loja), joinedload(Issue.created_by).lazyload(User.loja)
-        )
-        .order_by(*ordering)
-    )
-    return [IssueView(issue, children_count) for issue, children_count in db.session.execute(query).unique()]
-
-
 @dataclass
 class _ListPlan:
     project: Project
@@ -436,18 +437,10 @@ def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _
     return _ListPlan(project, access, conditions, _ordering(filters), page, per_page, total)
 
 
-def list_issues(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssuePage:
-    """One page of the project's issues, filtered and sorted, with the total that matched
-    (ORM objects, for the pages; the API reads ``list_issue_rows``)."""
-    plan = _plan_list(user, slug, project_id, filters)
-    issues = _load_page(plan.conditions, plan.ordering, plan.per_page, plan.offset)
-    custom_fields.attach(issues)
-    return IssuePage(issues=issues, total=plan.total, page=plan.page, per_page=plan.per_page)
-
-
 def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssueRowPage:
-    """``list_issues`` as plain rows: the page with its statuses, people and labels in one
-    statement, then its custom fields in one more."""
+    """One page of the project's issues, filtered and sorted, with the total that matched, as
+    plain rows (the API's list and the list page): the page with its statuses, people and
+    labels in one statement, then its custom fields in one more."""
     plan = _plan_list(user, slug, project_id, filters)
     page = (
         select(Issue.id)
@@ -462,6 +455,93 @@ def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict)
     )
     _fill(rows, plan.access)
     return IssueRowPage(issues=rows, total=plan.total, page=plan.page, per_page=plan.per_page)
+
+
+BOARD_ORDER = {"order_by": "rank", "order": "asc"}
+
+
+def board_cards(user: User, slug: str, project_id: uuid.UUID, filters: dict, limit: int) -> Board:
+    """The first ``limit`` matching issues as cards, in board order (each column reads top to
+    bottom in the order people dragged the cards into), in one statement; the filters, their
+    count and the order are the lists' own."""
+    plan = _plan_list(user, slug, project_id, {**filters, **BOARD_ORDER})
+    chosen = select(Issue.id).where(*plan.conditions).order_by(*plan.ordering).limit(limit).subquery()
+    children = (
+        select(func.count())
+        .select_from(Child)
+        .where(Child.parent_id == Issue.id)
+        .correlate(Issue)
+        .scalar_subquery()
+    )
+    query = (
+        select(
+            Issue.id,
+            Issue.number,
+            Issue.title,
+            Issue.type,
+            Issue.priority,
+            Issue.status_id,
+            Issue.rank,
+            Issue.due_date,
+            AssigneeUser.name,
+            children,
+            Label.id,
+            Label.name,
+            Label.color,
+        )
+        .join(chosen, chosen.c.id == Issue.id)
+        .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
+        # One row per label (or one without): the cards and their labels in one round trip.
+        .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
+        .outerjoin(Label, Label.id == IssueLabel.label_id)
+        .order_by(*plan.ordering, Label.name)
+    )
+    prefix = f"{plan.project.key}-"
+    people: dict[str, str] = {}
+    cards: list[CardRow] = []
+    card: CardRow | None = None
+    for row in db.session.execute(query):
+        issue_id, number, title, kind, priority, status_id, rank, due, name, count = row[:10]
+        if card is None or card.id != issue_id:
+            if name is not None and name not in people:
+                people[name] = initials(name)
+            card = CardRow(
+                issue_id,
+                f"{prefix}{number}",
+                title,
+                kind,
+                PRIORITIES[priority],
+                status_id,
+                rank,
+                name,
+                people.get(name),
+                due,
+                count,
+            )
+            cards.append(card)
+        if row[10] is not None:
+            card.labels.append(LabelBrief(row[10], row[11], row[12]))
+    return Board(cards, plan.total, len(cards) >= limit and plan.total > limit)
+
+
+def card_of(view: IssueView) -> CardRow:
+    """The card of an issue just created or moved (its labels and assignee are loaded with it)."""
+    issue = view.issue
+    assignee = issue.assignee
+    return CardRow(
+        issue.id,
+        issue.key,
+        issue.title,
+        issue.type,
+        issue.priority_name,
+        issue.status_id,
+        issue.rank,
+        assignee.name if assignee else None,
+        initials(assignee.name) if assignee else None,
+        issue.due_date,
+        view.children_count,
+        [LabelBrief(label.id, label.name, label.color) for label in issue.labels],
+    )
 
 
 def _row_query():
