@@ -457,14 +457,14 @@ def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict)
     return IssueRowPage(issues=rows, total=plan.total, page=plan.page, per_page=plan.per_page)
 
 
-BOARD_ORDER = {"order_by": "rank", "order": "asc"}
+_BOARD_ORDER = {"order_by": "rank", "order": "asc"}
 
 
 def board_cards(user: User, slug: str, project_id: uuid.UUID, filters: dict, limit: int) -> Board:
     """The first ``limit`` matching issues as cards, in board order (each column reads top to
     bottom in the order people dragged the cards into), in one statement; the filters, their
     count and the order are the lists' own."""
-    plan = _plan_list(user, slug, project_id, {**filters, **BOARD_ORDER})
+    plan = _plan_list(user, slug, project_id, {**filters, **_BOARD_ORDER})
     chosen = select(Issue.id).where(*plan.conditions).order_by(*plan.ordering).limit(limit).subquery()
     children = (
         select(func.count())
