@@ -13,6 +13,10 @@ a ``Nested`` schema (or a ``List`` of one) is dumped by a ``RowDumper`` of its
 own, and a plain ``Dict`` is copied; any other field (``Method``, ``Raw``, a ``List`` of scalars...) is serialised
 by the field itself, so the result never differs from marshmallow's.
 ``tests/test_fast_dump.py`` compares both on every schema that uses this.
+
+``sql_json_object`` goes further for a whole batch on PostgreSQL: from the same schema it
+builds the SQL expression that writes a row's JSON object in the database, so the worker
+handles one string per row instead of each value; fields it cannot write exactly are refused.
 """
 
 from __future__ import annotations
