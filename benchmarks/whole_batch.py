@@ -9,12 +9,18 @@ warms the worker up with a small request, and reads the whole batch over HTTP as
 printing:
 
 - the time to the first byte (headers) and to the last byte, and the body's size;
+- the CPU seconds the worker spent on the request (on PostgreSQL the database writes each
+  recommendation's JSON, ``schemas.fast.sql_json_object``, and the worker joins the text;
+  the rest of the time is PostgreSQL's and the client's);
 - the worker's peak resident memory (``VmHWM`` of ``/proc/<pid>/status``) before the request
   and after it: the growth is what answering the batch cost in memory.
 
 Each run is a fresh worker, so each peak is that run's own. min/median/max of the runs are
 printed with the load average. Target: the 174,280 batch's last byte in under 2 s, and a
 worker peak that does not grow with the batch (the same at 17,428 and at 174,280).
+The floor is PostgreSQL's own time to write the rows: ``COPY (<the same SELECT>) TO STDOUT``
+with psql into /dev/null took 2.8-3.5 s at load 3.7 on the 2-core machine (about 1.0 s
+of the backend's CPU), the plain columns 2.0-2.4 s.
 
     .venv/bin/python benchmarks/whole_batch.py [--runs 3] [--rebuild]
 """
@@ -114,6 +120,12 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _cpu_s(pid: int) -> float:
+    """User plus system CPU seconds the process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _peak_kb(pid: int) -> int:
@@ -216,9 +228,9 @@ def run_once(url: str, metrics_dir: str, lote_id: str, expected: int) -> dict:
         # Warm-up: code imported, statements compiled, a connection open; not the whole batch.
         warm = f"/api/v1/remanejamento/lotes/{lote_id}/recomendacoes?limite=50"
         assert server.request("GET", warm, headers=headers)[0] == 200
-        before = _peak_kb(server.worker)
+        before, cpu = _peak_kb(server.worker), _cpu_s(server.worker)
         first, last, payload = server.timed_read(f"/api/v1/remanejamento/lotes/{lote_id}", headers)
-        after = _peak_kb(server.worker)
+        after, cpu = _peak_kb(server.worker), _cpu_s(server.worker) - cpu
     finally:
         server.stop()
     count = len(orjson.loads(payload)["recomendacoes"])
@@ -229,6 +241,7 @@ def run_once(url: str, metrics_dir: str, lote_id: str, expected: int) -> dict:
         "mb": len(payload) / 1e6,
         "before": before / 1024,
         "after": after / 1024,
+        "cpu": cpu,
     }
 
 
@@ -261,7 +274,8 @@ def main() -> int:
             peaks[size] = [r["after"] for r in runs]
             print(
                 f"{size:>7,} recommendations, {runs[0]['mb']:.1f} MB body (min/median/max of {args.runs}): "
-                f"first byte {_spread([r['first'] for r in runs], 's', 3)}, last byte {_spread(lasts, 's')}; "
+                f"first byte {_spread([r['first'] for r in runs], 's', 3)}, last byte {_spread(lasts, 's')}, "
+                f"worker CPU {_spread([r['cpu'] for r in runs], 's')}; "
                 f"worker peak RSS {_spread([r['before'] for r in runs], 'MB', 0)} before, "
                 f"{_spread(peaks[size], 'MB', 0)} after"
             )

@@ -66,12 +66,16 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 
 
 def json_array_stream(
-    chunks: Iterable[list[dict[str, Any]]], prefix: bytes = b"", suffix: bytes = b"", status: int = 200
+    chunks: Iterable[list[dict[str, Any]] | bytes],
+    prefix: bytes = b"",
+    suffix: bytes = b"",
+    status: int = 200,
 ) -> Response:
     """A JSON array written chunk by chunk while the rows are read: memory holds one chunk.
 
-    ``prefix`` and ``suffix`` wrap the array when it is a member of an object
-    (``b'{"id": ..., "recomendacoes":'`` and ``b"}"``).
+    A chunk is a list of values to encode, or ``bytes`` already encoded: array members joined
+    by commas, as the database writes them. ``prefix`` and ``suffix`` wrap the array when it
+    is a member of an object (``b'{"id": ..., "recomendacoes":'`` and ``b"}"``).
     """
 
     def generate() -> Iterator[bytes]:
@@ -80,7 +84,7 @@ def json_array_stream(
         for chunk in chunks:
             if not chunk:
                 continue
-            encoded = dumps_bytes(chunk)[1:-1]
+            encoded = chunk if isinstance(chunk, bytes) else dumps_bytes(chunk)[1:-1]
             yield encoded if first else b"," + encoded
             first = False
         yield b"]" + suffix
@@ -88,7 +92,9 @@ def json_array_stream(
     return current_app.response_class(stream_with_context(generate()), status=status, mimetype=MIMETYPE)
 
 
-def json_object_stream(head: dict[str, Any], member: str, chunks: Iterable[list[dict[str, Any]]]) -> Response:
+def json_object_stream(
+    head: dict[str, Any], member: str, chunks: Iterable[list[dict[str, Any]] | bytes]
+) -> Response:
     """The object ``head`` with one more member, the array ``member``, streamed from ``chunks``."""
     opening = dumps_bytes(head)[:-1] + (b"," if head else b"") + dumps_bytes(member) + b":"
     return json_array_stream(chunks, prefix=opening, suffix=b"}")

@@ -145,3 +145,57 @@ def test_nested_objects_dump_as_marshmallow_dumps_them():
         "final": 0,
         "ruptura": True,
     }
+
+
+def test_the_sql_writer_refuses_fields_it_cannot_write_exactly():
+    from sqlalchemy import Column, Date, DateTime, Float, Integer, MetaData, Numeric, String, Table, Uuid
+
+    from schemas.fast import sql_json_object
+    from schemas.stock.batches import UtcTimestamp
+
+    table = Table(
+        "t",
+        MetaData(),
+        Column("id", Uuid),
+        Column("n", Integer),
+        Column("name", String),
+        Column("ratio", Float),
+        Column("money", Numeric(10, 2)),
+        Column("single", Float(precision=24)),
+        Column("day", Date),
+        Column("naive", DateTime),
+        Column("aware", DateTime(timezone=True)),
+    )
+    cols = list(table.c)
+
+    def schema(**declared):
+        return Schema.from_dict(declared)
+
+    ok = schema(
+        id=fields.UUID(),
+        n=fields.Integer(data_key="count"),
+        name=fields.String(),
+        ratio=fields.Float(),
+        money=fields.Float(),
+        day=fields.Date(),
+        aware=UtcTimestamp(),
+    )
+    sql = str(sql_json_object(ok, cols))
+    assert "'{\"id\":'" in sql and "',\"count\":'" in sql and "to_json" in sql
+    assert str(sql_json_object(RecomendacaoOut, [c for c in Recomendacao.__table__.c]))
+    refused = {
+        "nested": schema(n=fields.Nested(schema(a=fields.String()))),
+        "function": schema(n=fields.Function(lambda obj: 1)),
+        "datetime": schema(aware=fields.DateTime()),
+        "naive timestamp": schema(naive=UtcTimestamp()),
+        "string over an integer": schema(n=fields.String()),
+        "integer over a float": schema(ratio=fields.Integer()),
+        "single precision": schema(single=fields.Float()),
+        "decimal": schema(money=fields.Decimal()),
+        "no such column": schema(missing=fields.String()),
+        "raw": schema(name=fields.Raw()),
+    }
+    for why, refused_schema in refused.items():
+        with pytest.raises(TypeError):
+            sql_json_object(refused_schema, cols)
+            pytest.fail(why)

@@ -7,7 +7,7 @@ from flask_jwt_extended import current_user
 from blueprints.common import stock_auth_required
 from blueprints.parsing import Blueprint
 from blueprints.responses import json_object_stream, json_response
-from schemas.fast import RowDumper
+from schemas.fast import RowDumper, sql_json_object
 from schemas.stock.batches import (
     Aprendizado,
     AtivasQuery,
@@ -58,6 +58,9 @@ R = "/remanejamento"
 # The recommendation lists answer thousands of rows: the services read them as SQL rows and
 # these write each one in the schema's shape, without an ORM object or a marshmallow dump.
 RECOMENDACAO = RowDumper(RecomendacaoOut)
+# A recommendation's JSON as PostgreSQL writes it for a whole batch: the same object, built from
+# the same schema, without a Python dump per row.
+RECOMENDACAO_SQL = sql_json_object(RecomendacaoOut, recommendations.LISTED_COLUMNS)
 LOTE_CABECALHO = RowDumper(LoteOut(exclude=("recomendacoes",)))
 # Small bodies read often (the grade has a row per store, a cell per size): the same dump.
 TOTAIS = RowDumper(TotaisLote)
@@ -209,13 +212,17 @@ def get_lote(lid):
     memória do servidor não cresce com ele. Lote inexistente e falta de acesso respondem antes do
     primeiro byte; as recomendações são lidas logo depois do cabeçalho (`status`, `novo`), numa
     leitura própria. Para páginas, `/lotes/{lid}/recomendacoes?limite=`.
+
+    Cada recomendação tem os mesmos campos e valores de `/lotes/{lid}/recomendacoes`; no
+    PostgreSQL o JSON de cada uma é escrito pelo banco (mesmo significado, não necessariamente os
+    mesmos bytes: um número como `1e-05` pode vir como `1e-05` ou `1e-5`).
     """
-    detail = batches.lote_detail(lid, current_user)
-    return json_object_stream(
-        LOTE_CABECALHO.dump(detail.lote),
-        "recomendacoes",
-        (RECOMENDACAO.dump_many(rows) for rows in detail.recomendacoes),
-    )
+    detail = batches.lote_detail(lid, current_user, RECOMENDACAO_SQL)
+    if detail.recomendacoes is None:
+        chunks = detail.recomendacoes_json
+    else:
+        chunks = (RECOMENDACAO.dump_many(rows) for rows in detail.recomendacoes)
+    return json_object_stream(LOTE_CABECALHO.dump(detail.lote), "recomendacoes", chunks)
 
 
 @blp.route(f"{R}/lotes/<uuid:lid>/recomendacoes", methods=["GET"])

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC
 
+import sqlalchemy as sa
 from marshmallow import fields, post_load
 
 from models.stock_batches import MOTIVOS_RECUSA, PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.common import QuerySchema, StockSchema
+from schemas.fast import sql_quoted, sql_text
 from schemas.fields import Boolean, Integer, List, Text, choice
 from services.stock.outcome import AGRUPAMENTOS
 from services.stock.recommendations import FiltroRecomendacoes
@@ -31,6 +33,15 @@ class UtcTimestamp(fields.String):
         if value is None:
             return None
         return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+    @staticmethod
+    def sql_json(column):
+        # The JSON string on PostgreSQL (schemas.fast.sql_json_object): to_char truncates the
+        # fraction as isoformat(timespec="seconds") does.
+        if not getattr(getattr(column.type, "impl", column.type), "timezone", False):
+            raise TypeError("UtcTimestamp needs a column with a time zone")
+        utc = sa.func.timezone(sql_text("UTC"), column)
+        return sql_quoted(sa.func.to_char(utc, sql_text('YYYY-MM-DD"T"HH24:MI:SS"Z"')))
 
     def _serialize(self, value, attr, obj, **kwargs):
         return self.fast_convert(value)

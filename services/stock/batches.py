@@ -23,6 +23,7 @@ from services.stock.recommendations import (
     active_condition,
     get_lote,
     lote_chunks,
+    lote_json_chunks,
     newest_lote,
     visible_condition,
 )
@@ -173,11 +174,21 @@ class LoteDetalhe:
 
     lote: LoteResumo
     # Chunks of rows (``recommendations.LISTED_COLUMNS``) in list order, read on demand while
-    # the response is written: consume it once, inside the app context.
-    recomendacoes: Iterator[Sequence[Row]]
+    # the response is written: consume it once, inside the app context. None when
+    # ``recomendacoes_json`` holds them.
+    recomendacoes: Iterator[Sequence[Row]] | None
+    # The same, already JSON (``recommendations.lote_json_chunks``), when asked for and the
+    # database writes it.
+    recomendacoes_json: Iterator[bytes] | None = None
 
 
-def lote_detail(lote_id: uuid.UUID, user: User) -> LoteDetalhe:
-    """The batch (404 when unknown) and, lazily, its recommendations ``user`` may see."""
+def lote_detail(lote_id: uuid.UUID, user: User, row_json=None) -> LoteDetalhe:
+    """The batch (404 when unknown) and, lazily, its recommendations ``user`` may see: as JSON
+    written by the database with ``row_json`` (a row's JSON expression over ``LISTED_COLUMNS``)
+    where it can, else as rows."""
     lote = get_lote(lote_id)
+    if row_json is not None:
+        encoded = lote_json_chunks(lote_id, user, row_json)
+        if encoded is not None:
+            return LoteDetalhe(lote_resumo(lote), None, encoded)
     return LoteDetalhe(lote_resumo(lote), lote_chunks(lote_id, user))

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from datetime import date
 
+import orjson
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import select
 
 from extensions import db
 from models.stock_batches import Recomendacao
 from schemas.stock.batches import RecomendacaoOut
+from services.stock import batches as batches_service
 from services.stock import recommendations
 from tests.factories import (
     auth_headers,
@@ -187,3 +190,74 @@ def test_a_store_manager_sees_only_its_store_on_every_fast_list(client, net):
     assert ativas == mine  # neither of A's is vetoed or refused
     other = net["recs"]["aprovada"].id
     assert client.get(f"{API}/recomendacoes/{other}", headers=manager).status_code == 404
+
+
+def _same(a, b, path="body") -> None:
+    """Equal as parsed JSON and of the same Python types (``3.0`` is not ``3``)."""
+    assert type(a) is type(b), (path, a, b)
+    if isinstance(a, dict):
+        assert list(a) == list(b), path
+        for key in a:
+            _same(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{path}[{i}]")
+    else:
+        assert a == b, (path, a, b)
+
+
+def test_a_whole_batch_written_by_postgresql_reads_as_the_python_dump(client, net, monkeypatch):
+    if db.session.get_bind().dialect.name != "postgresql":
+        pytest.skip("the database writes the batch's JSON only on PostgreSQL; SQLite dumps it in Python")
+    lote, cd, a = net["lote"], net["cd"], net["a"]
+    produto = net["produto"]
+    awkward = 'Aspas " barra \\ nova\nlinha\ttab \x01 ü 中文 🚚 </script>'
+    floats = [0.1 + 0.2, 1 / 3, 1e-7, 1e20, 123456789012345.0, 3.0, -0.0, 2.5e-300, 1e15, 7.0]
+    for i, value in enumerate(floats):
+        make_rec(
+            lote,
+            produto,
+            cd,
+            a,
+            tamanho=f"4{i}",
+            score=10 + i,
+            motivo_veto=awkward,
+            vetado=i % 2 == 0,
+            cor=awkward if i == 0 else "Azul",
+            justificativa=awkward + str(i),
+            venda_media_destino=value,
+            venda_media_origem=-value,
+            distancia_km=value * 7,
+            venda_extra_esperada=None if i == 1 else value / 3,
+        )
+    monkeypatch.setattr(recommendations, "CHUNK_ROWS", 4)
+    reference = _schema_dump(lote)
+    # The reference: the same request through the Python dump.
+    with monkeypatch.context() as python_path:
+        python_path.setattr(batches_service, "lote_json_chunks", lambda *args, **kwargs: None)
+        by_python = client.get(f"{API}/lotes/{lote.id}", headers=net["planner"])
+        assert by_python.status_code == 200
+        expected = orjson.loads(by_python.data)  # read now: the body streams as it is read
+    # Whatever the session's float digits, the database writes the exact shortest text.
+    db.session.execute(sa.text("SET LOCAL extra_float_digits = 0"))
+    by_database = client.get(f"{API}/lotes/{lote.id}", headers=net["planner"])
+    assert by_database.status_code == 200
+    assert_documented(client, "stock", f"{V1}/remanejamento/lotes/{{lid}}", by_database)
+    written = orjson.loads(by_database.data)
+    assert len(expected["recomendacoes"]) == 15
+    _same(written, expected)
+    _same(written["recomendacoes"], reference)
+    assert by_database.data != by_python.data  # two writers indeed (key order and values agree)
+    rows = written["recomendacoes"]
+    assert {r["cor"] for r in rows} >= {awkward} and any(r["vendaExtraEsperada"] is None for r in rows)
+    assert {r["vendaMediaDestino"] for r in rows} >= set(floats)
+    assert any(r["recebidaEm"] for r in rows) and any(r["motivoRecusaTexto"] for r in rows)
+
+
+def test_a_manager_gets_only_its_store_from_the_database_writer(client, net):
+    a, lote = net["a"], net["lote"]
+    manager = auth_headers(client, make_user(papel="gerente_loja", loja=a))
+    mine = [r for r in _schema_dump(lote) if str(a.id) in (r["origemId"], r["lojaDestinoId"])]
+    body = orjson.loads(client.get(f"{API}/lotes/{lote.id}", headers=manager).data)
+    _same(body["recomendacoes"], mine)
