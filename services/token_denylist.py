@@ -12,6 +12,7 @@ entries written to Redis before the outage are out of sight until it answers aga
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import datetime
 from functools import cache
 
@@ -20,7 +21,7 @@ from flask import current_app
 from sqlalchemy import delete, select
 
 from extensions import db
-from models.auth import RevokedAccessToken
+from models.auth import RevokedAccessToken, User
 from models.base import utcnow
 
 _PREFIX = "giro:revoked-access:"
@@ -56,10 +57,23 @@ def deny(jti: str, expires_at: datetime) -> None:
 
 
 def is_denied(jti: str) -> bool:
+    return denial_and_account(jti, None)[0]
+
+
+def denial_and_account(jti: str, account_id: uuid.UUID | None) -> tuple[bool, User | None]:
+    """Whether a logout ended the access token ``jti``, and the account ``account_id`` (the
+    token's subject; None when not asked for or missing). With the deny-list in the database
+    both come from one statement."""
     client = _client()
-    if client is not None:
+    if client is None and account_id is not None:
+        denied = select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == jti).exists()
+        row = db.session.execute(select(User, denied).where(User.id == account_id)).first()
+        if row is not None:
+            return bool(row[1]), row[0]
+    elif client is not None:
         try:
-            return bool(client.exists(_PREFIX + jti))
+            return bool(client.exists(_PREFIX + jti)), None
         except redis.RedisError as exc:
             log.warning("Redis unreachable (%s): deny-list read from the database", exc)
-    return db.session.scalar(select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == jti)) is not None
+    found = db.session.scalar(select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == jti))
+    return found is not None, None
