@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +63,54 @@ def register_extensions(app: Flask) -> None:
     babel.init_app(app, locale_selector=_select_locale)
     htmx.init_app(app)
     limiter.init_app(app)
+    _run_limiter_hooks_only_where_limits_apply(app)
     if app.config["TRUSTED_PROXIES"]:
         from werkzeug.middleware.proxy_fix import ProxyFix
 
         proxies = app.config["TRUSTED_PROXIES"]
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
+
+
+def _run_limiter_hooks_only_where_limits_apply(app: Flask) -> None:
+    """flask-limiter checks limits before every request and writes its headers after it, though
+    only the sign-in and password-reset views have limits (``blueprints.common``, which marks
+    them ``THROTTLED``); its hooks keep their place but run for those endpoints alone."""
+    from flask import request
+
+    from blueprints.common import THROTTLED
+
+    throttled: frozenset[str] | None = None
+
+    def applies() -> bool:
+        nonlocal throttled
+        if throttled is None:  # every view is registered by the first request
+            throttled = frozenset(
+                endpoint for endpoint, view in app.view_functions.items() if getattr(view, THROTTLED, False)
+            )
+        return request.endpoint in throttled
+
+    def of_limiter(hook) -> bool:
+        owner = getattr(hook, "__self__", None)
+        if owner is None and isinstance(hook, partial):
+            owner = hook.args[0] if hook.args else None
+        return owner is limiter
+
+    def before(hook):
+        return lambda: hook() if applies() else None
+
+    def after(hook):
+        return lambda response: hook(response) if applies() else response
+
+    def teardown(hook):
+        return lambda error=None: hook(error) if applies() else None
+
+    for hooks, gate in (
+        (app.before_request_funcs, before),
+        (app.after_request_funcs, after),
+        (app.teardown_request_funcs, teardown),
+    ):
+        functions = hooks.get(None, [])
+        functions[:] = [gate(hook) if of_limiter(hook) else hook for hook in functions]
 
 
 # Endpoints that take files larger than MAX_CONTENT_LENGTH (IMPORT_MAX_CONTENT_LENGTH).
@@ -146,6 +190,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def register_jwt_callbacks(app: Flask) -> None:
+    from flask import g
+
     from models.auth import User
     from models.base import utcnow
     from services import token_denylist
@@ -154,9 +200,13 @@ def register_jwt_callbacks(app: Flask) -> None:
     @jwt.user_lookup_loader
     def load_user(_header, claims):
         try:
-            user = db.session.get(User, uuid.UUID(claims["sub"]))
+            account_id = uuid.UUID(claims["sub"])
         except (ValueError, KeyError):
             return None
+        # The deny-list check, made just before, read the account in its statement.
+        user = g.pop("token_account", None)
+        if user is None or user.id != account_id:
+            user = db.session.get(User, account_id)
         if user is None or user.banned:
             return None
         issued = claims.get("ts", claims.get("iat", 0))
@@ -200,7 +250,16 @@ def register_jwt_callbacks(app: Flask) -> None:
 
     @jwt.token_in_blocklist_loader
     def ended_by_logout(_header, claims):
-        return claims.get("type") == "access" and token_denylist.is_denied(claims["jti"])
+        if claims.get("type") != "access":
+            return False
+        try:
+            account_id = uuid.UUID(claims["sub"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            account_id = None
+        denied, account = token_denylist.denial_and_account(claims["jti"], account_id)
+        if account is not None:
+            g.token_account = account  # for load_user, called next: one statement for both
+        return denied
 
     @jwt.revoked_token_loader
     def revoked(_header, _claims):
@@ -245,10 +304,14 @@ def register_request_lifecycle(app: Flask) -> None:
 
     @app.after_request
     def finish_transaction(response):
+        session = db.session()
+        # A request that never began a transaction (no query, nothing added) has nothing to end.
+        if not session.in_transaction() and not (session.new or session.dirty or session.deleted):
+            return response
         if response.status_code < 400:
-            db.session.commit()
+            session.commit()
         else:
-            db.session.rollback()
+            session.rollback()
         return response
 
     security.register(app)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import os
 import re
 import time
-import uuid
 from datetime import UTC, datetime
 
 import orjson
@@ -31,8 +31,8 @@ def request_id() -> str | None:
     return getattr(g, "request_id", None) if has_request_context() else None
 
 
-def _user_id() -> str | None:
-    user = getattr(g, "_jwt_extended_jwt_user", None)
+def _user_id(context) -> str | None:
+    user = getattr(context, "_jwt_extended_jwt_user", None)
     loaded = user.get("loaded_user") if isinstance(user, dict) else None
     return str(loaded.id) if loaded is not None and getattr(loaded, "id", None) else None
 
@@ -41,13 +41,18 @@ class ContextFilter(logging.Filter):
     """Adds the request id and the user id to every record written inside a request, and the
     job id to every record written by a job."""
 
+    current_job_id = None  # services.jobs' context variable, imported at the first record
+
     def filter(self, record: logging.LogRecord) -> bool:
         if has_request_context():
-            record.request_id = getattr(g, "request_id", None)
-            record.user_id = _user_id()
-        from services.jobs import current_job_id
+            context = g._get_current_object()
+            record.request_id = getattr(context, "request_id", None)
+            record.user_id = _user_id(context)
+        if self.current_job_id is None:
+            from services.jobs import current_job_id
 
-        job_id = current_job_id.get()
+            ContextFilter.current_job_id = current_job_id
+        job_id = self.current_job_id.get()
         if job_id is not None:
             record.job_id = job_id
         return True
@@ -97,34 +102,43 @@ def register(app: Flask) -> None:
     from extensions import db
     from services import ops_metrics
 
+    log_requests = app.config["LOG_REQUESTS"]
+
     @app.before_request
     def start_request():
-        given = request.headers.get(REQUEST_ID_HEADER, "")
-        g.request_id = given if _SANE_ID.match(given) else uuid.uuid4().hex
-        g.request_started = time.perf_counter()
+        # ``g`` and ``request`` are proxies, each access a context look-up: read them once.
+        given = request.environ.get("HTTP_X_REQUEST_ID", "")
+        context = g._get_current_object()
+        context.request_id = given if given and _SANE_ID.match(given) else os.urandom(16).hex()
+        context.request_started = time.perf_counter()
 
     @app.after_request
     def finish_request(response: Response) -> Response:
-        rid = getattr(g, "request_id", None) or uuid.uuid4().hex
+        context = g._get_current_object()
+        rid = getattr(context, "request_id", None) or os.urandom(16).hex()
         response.headers[REQUEST_ID_HEADER] = rid
-        started = getattr(g, "request_started", None)
+        started = getattr(context, "request_started", None)
         seconds = time.perf_counter() - started if started is not None else 0.0
-        endpoint = request.url_rule.rule if request.url_rule is not None else "<unmatched>"
+        current = request._get_current_object()
+        rule = current.url_rule
+        endpoint = rule.rule if rule is not None else "<unmatched>"
+        method, status = current.method, response.status_code
         if endpoint != "/metrics":
-            ops_metrics.observe_request(request.method, endpoint, response.status_code, seconds)
+            ops_metrics.observe_request(method, endpoint, status, seconds)
         ops_metrics.observe_pool(db.engine)
-        if app.config["LOG_REQUESTS"]:
+        if log_requests and log.isEnabledFor(logging.INFO):
+            path = current.path
             log.info(
                 "%s %s %s",
-                request.method,
-                request.path,
-                response.status_code,
+                method,
+                path,
+                status,
                 extra={
-                    "method": request.method,
-                    "path": request.path,
-                    "status": response.status_code,
+                    "method": method,
+                    "path": path,
+                    "status": status,
                     "duration_ms": round(seconds * 1000, 1),
-                    "remote_addr": request.remote_addr,
+                    "remote_addr": current.remote_addr,
                 },
             )
         return response

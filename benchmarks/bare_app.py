@@ -354,7 +354,7 @@ RECOMENDACAO_COLUMNS = (
     "id, produto_id, cor, tamanho, destino_id, origem_id, tipo_origem, quantidade, estoque_destino, "
     "venda_media_destino, estoque_origem, venda_media_origem, distancia_km, justificativa, prioridade, "
     "status, dias_ate_ruptura, em_campanha, score, data, vetado, motivo_veto, motivo_recusa, "
-    "motivo_recusa_texto, quantidade_recebida, recebida_em"
+    "motivo_recusa_texto, quantidade_recebida, recebida_em, venda_extra_esperada"
 )
 RECOMENDACAO_KEYS = (
     "id",
@@ -383,6 +383,7 @@ RECOMENDACAO_KEYS = (
     "motivoRecusaTexto",
     "quantidadeRecebida",
     "recebidaEm",
+    "vendaExtraEsperada",
 )
 
 

@@ -4,19 +4,48 @@ from __future__ import annotations
 
 from functools import wraps
 
-from flask import current_app, request
-from flask_jwt_extended import current_user, decode_token, verify_jwt_in_request
+from flask import current_app, g, request
+from flask_jwt_extended import current_user, decode_token
+from flask_jwt_extended.config import config as jwt_config
 from flask_jwt_extended.exceptions import JWTExtendedException
+from flask_jwt_extended.internal_utils import (
+    custom_verification_for_token,
+    verify_token_not_blocklisted,
+    verify_token_type,
+)
+from flask_jwt_extended.view_decorators import _decode_jwt_from_headers, _load_user
 from flask_limiter.util import get_remote_address
 from flask_smorest import Blueprint
 from jwt.exceptions import PyJWTError
 
-from extensions import TOKEN_REQUIREMENT, limiter
+from extensions import TOKEN_REQUIREMENT, jwt, limiter
 from services.errors import DomainError
 from services.stock.access import ensure_stock_access
 
 # Each API documents this requirement with its own security scheme (see ``extensions.ErrorResponses``).
 BEARER = [{TOKEN_REQUIREMENT: []}]
+
+# The attribute marking a view that has rate limits: flask-limiter's hooks run for those alone
+# (``app._run_limiter_hooks_only_where_limits_apply``). ``functools.wraps`` carries it to wrappers.
+THROTTLED = "giro_throttled"
+
+
+def verify_bearer_token() -> None:
+    """``verify_jwt_in_request(locations=["headers"])`` with the token decoded once (the
+    library reads it a second time for its header): the same checks through the same
+    callbacks, the same errors, and the same ``current_user`` and ``get_jwt()`` after."""
+    if request.method in jwt_config.exempt_methods:
+        return
+    encoded, _ = _decode_jwt_from_headers()
+    header, claims = jwt.decode_complete(encoded)
+    verify_token_type(claims, refresh=False)
+    verify_token_not_blocklisted(header, claims)
+    custom_verification_for_token(header, claims)
+    context = g._get_current_object()
+    context._jwt_extended_jwt_user = _load_user(header, claims)
+    context._jwt_extended_jwt_header = header
+    context._jwt_extended_jwt = claims
+    context._jwt_extended_jwt_location = "headers"
 
 
 def auth_required():
@@ -30,7 +59,7 @@ def auth_required():
     def decorator(func):
         @wraps(func)
         def wrapper(*args, **kwargs):
-            verify_jwt_in_request(locations=["headers"])
+            verify_bearer_token()
             return func(*args, **kwargs)
 
         return Blueprint.doc(security=BEARER)(wrapper)
@@ -45,7 +74,7 @@ def stock_auth_required(*papeis: str):
     def decorator(func):
         @wraps(func)
         def wrapper(*args, **kwargs):
-            verify_jwt_in_request(locations=["headers"])
+            verify_bearer_token()
             ensure_stock_access(current_user, *papeis)
             return func(*args, **kwargs)
 
@@ -101,11 +130,14 @@ def login_throttle(view):
                 )
         return limited(*args, **kwargs)
 
+    setattr(guarded, THROTTLED, True)
     return guarded
 
 
 def reset_throttle(view):
     """Bound password-reset e-mails per address, whatever the outcome."""
-    return limiter.limit(
+    limited = limiter.limit(
         lambda: current_app.config["PASSWORD_RESET_RATE_LIMIT"], key_func=get_remote_address, scope="reset"
     )(view)
+    setattr(limited, THROTTLED, True)
+    return limited

@@ -59,9 +59,18 @@ POOL_SIZE = Gauge(
 )
 
 
+# Each request's samples, by (method, endpoint, status): ``labels()`` checks and locks every time.
+_request_children: dict[tuple[str, str, int], tuple] = {}
+
+
 def observe_request(method: str, endpoint: str, status: int, seconds: float) -> None:
-    REQUESTS.labels(method, endpoint, str(status)).inc()
-    LATENCY.labels(method, endpoint).observe(seconds)
+    key = (method, endpoint, status)
+    children = _request_children.get(key)
+    if children is None:
+        children = (REQUESTS.labels(method, endpoint, str(status)), LATENCY.labels(method, endpoint))
+        _request_children[key] = children
+    children[0].inc()
+    children[1].observe(seconds)
 
 
 def job_finished(kind: str, state: str, seconds: float) -> None:
@@ -74,13 +83,21 @@ def batch_generated(seconds: float) -> None:
     BATCH_SECONDS.observe(seconds)
 
 
+# The pool figures this process last wrote: a gauge is written (a file, under gunicorn) on change only.
+_pool_seen: dict[str, tuple[int, int]] = {}
+
+
 def observe_pool(engine) -> None:
     pool = engine.pool
     checked_out = getattr(pool, "checkedout", None)
     size = getattr(pool, "checkedin", None)
     if callable(checked_out) and callable(size):
-        POOL_CHECKED_OUT.set(checked_out())
-        POOL_SIZE.set(checked_out() + size())
+        busy = checked_out()
+        figures = (busy, busy + size())
+        if _pool_seen.get("figures") != figures:
+            _pool_seen["figures"] = figures
+            POOL_CHECKED_OUT.set(figures[0])
+            POOL_SIZE.set(figures[1])
 
 
 class JobStates:

@@ -12,15 +12,16 @@ entries written to Redis before the outage are out of sight until it answers aga
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import datetime
 from functools import cache
 
 import redis
 from flask import current_app
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
 
 from extensions import db
-from models.auth import RevokedAccessToken
+from models.auth import RevokedAccessToken, User
 from models.base import utcnow
 
 _PREFIX = "giro:revoked-access:"
@@ -55,11 +56,29 @@ def deny(jti: str, expires_at: datetime) -> None:
     db.session.flush()
 
 
+# Built once: on every authenticated request, building the statement cost about as much as running it.
+_ACCOUNT_AND_DENIAL = select(
+    User, select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == bindparam("jti")).exists()
+).where(User.id == bindparam("account_id"))
+
+
 def is_denied(jti: str) -> bool:
+    return denial_and_account(jti, None)[0]
+
+
+def denial_and_account(jti: str, account_id: uuid.UUID | None) -> tuple[bool, User | None]:
+    """Whether a logout ended the access token ``jti``, and the account ``account_id`` (the
+    token's subject; None when not asked for or missing). With the deny-list in the database
+    both come from one statement."""
     client = _client()
-    if client is not None:
+    if client is None and account_id is not None:
+        row = db.session.execute(_ACCOUNT_AND_DENIAL, {"jti": jti, "account_id": account_id}).first()
+        if row is not None:
+            return bool(row[1]), row[0]
+    elif client is not None:
         try:
-            return bool(client.exists(_PREFIX + jti))
+            return bool(client.exists(_PREFIX + jti)), None
         except redis.RedisError as exc:
             log.warning("Redis unreachable (%s): deny-list read from the database", exc)
-    return db.session.scalar(select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == jti)) is not None
+    found = db.session.scalar(select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == jti))
+    return found is not None, None
