@@ -26,6 +26,14 @@ def _order(page, todo: str) -> list[str]:
     return page.locator(f"#cards-{todo} .issue-card").evaluate_all("cards => cards.map(c => c.dataset.key)")
 
 
+def _wait_for_order(page, todo: str, keys: list[str]) -> None:
+    """The column shows ``keys`` in that order, once the move's answer has been swapped in."""
+    page.wait_for_function(
+        "([sel, keys]) => Array.from(document.querySelectorAll(sel), c => c.dataset.key).join() === keys.join()",
+        arg=[f"#cards-{todo} .issue-card", keys],
+    )
+
+
 def test_a_card_dragged_within_its_column_keeps_its_place_after_a_reload(page, committed):
     data = committed(_board_with_three_cards)
     sign_in(page, "olga@tracker.test", PASSWORD)
@@ -57,8 +65,8 @@ def test_alt_arrows_move_a_card_in_its_column_and_it_stays(page, committed):
     with page.expect_response(lambda r: r.url.endswith("/WEB-2/move")) as moved:
         page.keyboard.press("Alt+ArrowDown")
     assert moved.value.status == 200
+    _wait_for_order(page, todo, ["WEB-3", "WEB-1", "WEB-2"])
     expect(page.locator("#card-WEB-2 .issue-card-title")).to_be_focused()
-    assert _order(page, todo) == ["WEB-3", "WEB-1", "WEB-2"]
     page.reload()
     expect(page.locator(f"#cards-{todo} .issue-card")).to_have_count(3)
     assert _order(page, todo) == ["WEB-3", "WEB-1", "WEB-2"]
