@@ -30,6 +30,19 @@ _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
 MAX_PER_PAGE = 100
 MAX_NUMBER = 2_147_483_647  # the number column is a 32-bit integer: no issue has a larger one
 Child = aliased(Issue)
+
+
+def _children_count():
+    """The number of an issue's sub-issues, as a column of a query over issues."""
+    return (
+        select(func.count())
+        .select_from(Child)
+        .where(Child.parent_id == Issue.id)
+        .correlate(Issue)
+        .scalar_subquery()
+    )
+
+
 Related = aliased(Issue)
 AssigneeUser = aliased(User)
 CreatorUser = aliased(User)
@@ -466,13 +479,7 @@ def board_cards(user: User, slug: str, project_id: uuid.UUID, filters: dict, lim
     count and the order are the lists' own."""
     plan = _plan_list(user, slug, project_id, {**filters, **_BOARD_ORDER})
     chosen = select(Issue.id).where(*plan.conditions).order_by(*plan.ordering).limit(limit).subquery()
-    children = (
-        select(func.count())
-        .select_from(Child)
-        .where(Child.parent_id == Issue.id)
-        .correlate(Issue)
-        .scalar_subquery()
-    )
+    children = _children_count()
     query = (
         select(
             Issue.id,
@@ -545,13 +552,7 @@ def card_of(view: IssueView) -> CardRow:
 
 
 def _row_query():
-    children = (
-        select(func.count())
-        .select_from(Child)
-        .where(Child.parent_id == Issue.id)
-        .correlate(Issue)
-        .scalar_subquery()
-    )
+    children = _children_count()
     return (
         select(
             Issue.id,
