@@ -148,7 +148,9 @@ def test_admin_pages_fit_and_pass_axe(browser, live_server, committed, viewport)
             _fits_and_accessible(page, viewport["width"])
         # Grant a role from the page.
         page.goto("/administracao/acessos")
-        page.get_by_label("Buscar conta").fill("paula")
+        # The search swaps the list in after a pause: choose the role in the list it brings.
+        with page.expect_response(lambda r: "/administracao/acessos?" in r.url and "q=paula" in r.url):
+            page.get_by_label("Buscar conta").fill("paula")
         row = page.locator("li.admin-item", has_text="paula@giro.test")
         expect(row).to_have_count(1)
         row.get_by_label("Papel").select_option("visualizador")

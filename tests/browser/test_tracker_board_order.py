@@ -48,6 +48,8 @@ def test_a_card_dragged_within_its_column_keeps_its_place_after_a_reload(page, c
         page.mouse.down()
         # Over the top part of the first card: Sortable puts the dragged card above it.
         page.mouse.move(target["x"] + target["width"] / 2, target["y"] + 4, steps=20)
+        # Sortable moves the card in the page while it is dragged; drop once it sits on top.
+        _wait_for_order(page, todo, ["WEB-1", "WEB-3", "WEB-2"])
         page.mouse.up()
     assert moved.value.status == 200
     expect(page.locator(f"#cards-{todo} .issue-card").first).to_have_attribute("data-key", "WEB-1")
