@@ -47,8 +47,15 @@ def test_a_card_dragged_within_its_column_keeps_its_place_after_a_reload(page, c
         page.mouse.move(source["x"] + source["width"] / 2, source["y"] + source["height"] / 2)
         page.mouse.down()
         # Over the top part of the first card: Sortable puts the dragged card above it.
-        page.mouse.move(target["x"] + target["width"] / 2, target["y"] + 4, steps=20)
-        # Sortable moves the card in the page while it is dragged; drop once it sits on top.
+        x, y = target["x"] + target["width"] / 2, target["y"] + 4
+        page.mouse.move(x, y, steps=20)
+        # Sortable moves the card in the page on the drag's "dragover" events, which an emulated
+        # drag fires only when the pointer moves: nudge it until the card sits on top, then drop.
+        for nudge in range(50):
+            if _order(page, todo) == ["WEB-1", "WEB-3", "WEB-2"]:
+                break
+            page.mouse.move(x, y + nudge % 2)
+            page.wait_for_timeout(100)
         _wait_for_order(page, todo, ["WEB-1", "WEB-3", "WEB-2"])
         page.mouse.up()
     assert moved.value.status == 200
