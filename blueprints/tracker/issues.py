@@ -23,7 +23,7 @@ from schemas.tracker.issues import (
     Relation,
     RelationCreate,
 )
-from services.tracker import issues, relations
+from services.tracker import issue_reads, issues, relations
 
 blp = Blueprint(
     "tracker_issues",
@@ -90,7 +90,7 @@ def list_issues(query, slug, project_id):
     `custom_field=<slug>:<value>` filters by a custom field (repeatable, all
     must hold; a multi_select matches when it holds the option).
     """
-    return json_response(_page_dump(issues.list_issue_rows(current_user, slug, project_id, query)))
+    return json_response(_page_dump(issue_reads.list_issue_rows(current_user, slug, project_id, query)))
 
 
 @blp.route("/<key>", methods=["GET"])
@@ -99,7 +99,7 @@ def list_issues(query, slug, project_id):
 @_errors(403, 404)
 def get_issue(slug, project_id, key):
     """One issue by key, with its `relations` and `children` (sub-issues, by number)."""
-    return json_response(_detail_dump(issues.get_issue_row(current_user, slug, project_id, key)))
+    return json_response(_detail_dump(issue_reads.get_issue_row(current_user, slug, project_id, key)))
 
 
 @blp.route("/<key>", methods=["PATCH"])

@@ -1,0 +1,471 @@
+"""Issues as the API lists and shows them, and as the board's cards: plain rows, not ORM objects.
+
+A list reads one page of ids in the lists' order (filters, count and order shared by the
+API list, the issue list page and the board), then the page's rows with their status,
+people and labels in one statement, then their custom fields. Reading thousands of
+issues as ORM objects cost more than the queries themselves.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import date
+
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import aliased
+
+from extensions import db
+from models.auth import User, initials
+from models.tracker import PRIORITIES, PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from services.errors import NotFoundError
+from services.tracker import custom_fields, search
+from services.tracker.access import READ, Access, project_access
+from services.tracker.issues import KEY, MAX_NUMBER, MAX_PER_PAGE, IssueView
+
+Child = aliased(Issue)
+
+
+def _children_count():
+    """The number of an issue's sub-issues, as a column of a query over issues."""
+    return (
+        select(func.count())
+        .select_from(Child)
+        .where(Child.parent_id == Issue.id)
+        .correlate(Issue)
+        .scalar_subquery()
+    )
+
+
+Related = aliased(Issue)
+AssigneeUser = aliased(User)
+CreatorUser = aliased(User)
+RelatedProject = aliased(Project)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusBrief:
+    id: uuid.UUID
+    name: str
+    color: str
+    category: str
+
+
+@dataclass(frozen=True, slots=True)
+class PersonBrief:
+    id: uuid.UUID
+    name: str
+    avatar_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LabelBrief:
+    id: uuid.UUID
+    name: str
+    color: str
+
+
+@dataclass(frozen=True, slots=True)
+class IssueBrief:
+    id: uuid.UUID
+    key: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class RelationRow:
+    id: uuid.UUID
+    type: str
+    related_issue: IssueBrief
+
+
+@dataclass(slots=True)
+class IssueRow:
+    """An issue as the API shows it, read as columns rather than as an ORM object."""
+
+    id: uuid.UUID
+    key: str
+    project_id: uuid.UUID
+    title: str
+    description: str | None
+    type: str
+    priority: int
+    status: StatusBrief
+    assignee: PersonBrief | None
+    parent_id: uuid.UUID | None
+    children_count: int
+    start_date: object
+    due_date: object
+    estimate: int | None
+    rank: int
+    created_by: PersonBrief | None
+    created_at: object
+    updated_at: object
+    labels: list[LabelBrief] = field(default_factory=list)
+    custom_fields: dict = field(default_factory=dict)
+    relations: list[RelationRow] = field(default_factory=list)
+    children: list[IssueBrief] = field(default_factory=list)
+
+    @property
+    def priority_name(self) -> str:
+        return PRIORITIES[self.priority]
+
+
+@dataclass
+class IssueRowPage:
+    issues: list[IssueRow]
+    total: int
+    page: int
+    per_page: int
+
+
+# What a board card shows: one read of every card, fewer columns than a list row.
+
+
+@dataclass(slots=True)
+class CardRow:
+    """An issue as its board card shows it."""
+
+    id: uuid.UUID
+    key: str
+    title: str
+    type: str
+    priority_name: str
+    status_id: uuid.UUID
+    rank: int
+    assignee_name: str | None
+    assignee_initials: str | None
+    due_date: date | None
+    children_count: int
+    labels: list[LabelBrief] = field(default_factory=list)
+
+
+@dataclass
+class Board:
+    """The first cards of a board in board order, how many issues matched in all, and whether
+    the limit left some out."""
+
+    cards: list[CardRow]
+    total: int
+    truncated: bool
+
+
+FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q", "custom_field")
+
+
+def _conditions(project: Project, filters: dict) -> list:
+    conditions = [Issue.project_id == project.id]
+    if filters.get("status_id"):
+        conditions.append(Issue.status_id.in_(filters["status_id"]))
+    if filters.get("priority"):
+        conditions.append(Issue.priority.in_([PRIORITY_RANK[p] for p in filters["priority"]]))
+    if filters.get("type"):
+        conditions.append(Issue.type.in_(filters["type"]))
+    if filters.get("assignee_id"):
+        conditions.append(Issue.assignee_id == filters["assignee_id"])
+    if filters.get("parent_id"):
+        conditions.append(Issue.parent_id == filters["parent_id"])
+    if filters.get("label_id"):
+        conditions.append(
+            exists().where(IssueLabel.issue_id == Issue.id, IssueLabel.label_id.in_(filters["label_id"]))
+        )
+    q = (filters.get("q") or "").strip()
+    if q:
+        conditions.append(search.condition(q))
+    return conditions
+
+
+def _used_filters(filters: dict) -> set[str]:
+    return {name for name in FILTERS if filters.get(name) and (name != "q" or filters["q"].strip())}
+
+
+def _total(project: Project, filters: dict, conditions: list) -> int:
+    """Exact number of matches, by the cheapest route that gives the same answer."""
+    used = _used_filters(filters)
+    if not used:
+        # Read with the access check (``locate_project`` refreshes the row): no statement of its own.
+        return project.issue_count or 0
+    if used == {"label_id"}:
+        # Labels belong to one project, so counting their issue links (index-only) is the
+        # same as counting the project's issues that carry any of them.
+        own_labels = select(Label.id).where(Label.project_id == project.id, Label.id.in_(filters["label_id"]))
+        if len(set(filters["label_id"])) == 1:
+            # One label links an issue at most once: its links are counted as they are, no de-duplication.
+            return db.session.scalar(select(func.count()).where(IssueLabel.label_id.in_(own_labels))) or 0
+        links = select(IssueLabel.issue_id).where(IssueLabel.label_id.in_(own_labels)).distinct().subquery()
+        return db.session.scalar(select(func.count()).select_from(links)) or 0
+    if used == {"q"}:
+        words = search.query_words(filters["q"])
+        if len(words) == 1 and len(words[0]) <= search.MAX_GRAM:
+            # A letter or two is inside most titles: its count is kept on write.
+            return search.count_gram(project.id, words[0])
+        if len(words) == 1:
+            # One word, however common, is counted from the title index alone.
+            counted = search.count_word(project.id, words[0])
+            if counted is not None:
+                return counted
+    return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions)) or 0
+
+
+def _ordering(filters: dict) -> list:
+    name = filters.get("order_by") or "created_at"
+    # The board's order reads top first; every other sort is newest or largest first by default.
+    descending = (filters.get("order") or ("asc" if name == "rank" else "desc")) == "desc"
+    column = getattr(Issue, name)
+    sort = column.desc() if descending else column.asc()
+    if name == "due_date":
+        # Issues without a due date come last in both directions.
+        sort = sort.nulls_last()
+    ties = [getattr(Issue, tie) for tie in ("created_at", "number") if tie != name]
+    if name == "rank":
+        ties = [Issue.number]
+    return [sort, *(tie.desc() if descending else tie.asc() for tie in ties)]
+
+
+@dataclass
+class _ListPlan:
+    project: Project
+    access: Access
+    conditions: list
+    ordering: list
+    page: int
+    per_page: int
+    total: int
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.per_page
+
+
+def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _ListPlan:
+    """What every issue list shares: access, conditions, order, paging and the exact total."""
+    project, access = project_access(user, slug, project_id, READ)
+    page = filters.get("page") or 1
+    per_page = min(filters.get("per_page") or 50, MAX_PER_PAGE)
+    conditions = _conditions(project, filters)
+    conditions += custom_fields.conditions(project, access.organization, filters.get("custom_field"))
+    total = _total(project, filters, conditions)
+    return _ListPlan(project, access, conditions, _ordering(filters), page, per_page, total)
+
+
+def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssueRowPage:
+    """One page of the project's issues, filtered and sorted, with the total that matched, as
+    plain rows (the API's list and the list page): the page with its statuses, people and
+    labels in one statement, then its custom fields in one more."""
+    plan = _plan_list(user, slug, project_id, filters)
+    page = (
+        select(Issue.id)
+        .where(*plan.conditions)
+        .order_by(*plan.ordering)
+        .limit(plan.per_page)
+        .offset(plan.offset)
+        .subquery()
+    )
+    rows = _issue_rows(
+        plan.project, _row_query().join(page, page.c.id == Issue.id).order_by(*plan.ordering, Label.name)
+    )
+    _fill(rows, plan.access)
+    return IssueRowPage(issues=rows, total=plan.total, page=plan.page, per_page=plan.per_page)
+
+
+_BOARD_ORDER = {"order_by": "rank", "order": "asc"}
+
+
+def board_cards(user: User, slug: str, project_id: uuid.UUID, filters: dict, limit: int) -> Board:
+    """The first ``limit`` matching issues as cards, in board order (each column reads top to
+    bottom in the order people dragged the cards into), in one statement; the filters, their
+    count and the order are the lists' own."""
+    plan = _plan_list(user, slug, project_id, {**filters, **_BOARD_ORDER})
+    chosen = select(Issue.id).where(*plan.conditions).order_by(*plan.ordering).limit(limit).subquery()
+    children = _children_count()
+    query = (
+        select(
+            Issue.id,
+            Issue.number,
+            Issue.title,
+            Issue.type,
+            Issue.priority,
+            Issue.status_id,
+            Issue.rank,
+            Issue.due_date,
+            AssigneeUser.name,
+            children,
+            Label.id,
+            Label.name,
+            Label.color,
+        )
+        .join(chosen, chosen.c.id == Issue.id)
+        .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
+        # One row per label (or one without): the cards and their labels in one round trip.
+        .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
+        .outerjoin(Label, Label.id == IssueLabel.label_id)
+        .order_by(*plan.ordering, Label.name)
+    )
+    prefix = f"{plan.project.key}-"
+    people: dict[str, str] = {}
+    cards: list[CardRow] = []
+    card: CardRow | None = None
+    for row in db.session.execute(query):
+        issue_id, number, title, kind, priority, status_id, rank, due, name, count = row[:10]
+        if card is None or card.id != issue_id:
+            if name is not None and name not in people:
+                people[name] = initials(name)
+            card = CardRow(
+                issue_id,
+                f"{prefix}{number}",
+                title,
+                kind,
+                PRIORITIES[priority],
+                status_id,
+                rank,
+                name,
+                people.get(name),
+                due,
+                count,
+            )
+            cards.append(card)
+        if row[10] is not None:
+            card.labels.append(LabelBrief(row[10], row[11], row[12]))
+    return Board(cards, plan.total, len(cards) >= limit and plan.total > limit)
+
+
+def card_of(view: IssueView) -> CardRow:
+    """The card of an issue just created or moved (its labels and assignee are loaded with it)."""
+    issue = view.issue
+    assignee = issue.assignee
+    return CardRow(
+        issue.id,
+        issue.key,
+        issue.title,
+        issue.type,
+        issue.priority_name,
+        issue.status_id,
+        issue.rank,
+        assignee.name if assignee else None,
+        initials(assignee.name) if assignee else None,
+        issue.due_date,
+        view.children_count,
+        [LabelBrief(label.id, label.name, label.color) for label in issue.labels],
+    )
+
+
+def _row_query():
+    children = _children_count()
+    return (
+        select(
+            Issue.id,
+            Issue.number,
+            Issue.project_id,
+            Issue.title,
+            Issue.description,
+            Issue.type,
+            Issue.priority,
+            Issue.parent_id,
+            Issue.start_date,
+            Issue.due_date,
+            Issue.estimate,
+            Issue.rank,
+            Issue.created_at,
+            Issue.updated_at,
+            Status.id,
+            Status.name,
+            Status.color,
+            Status.category,
+            AssigneeUser.id,
+            AssigneeUser.name,
+            AssigneeUser.avatar_url,
+            CreatorUser.id,
+            CreatorUser.name,
+            children,
+            Label.id,
+            Label.name,
+            Label.color,
+        )
+        .join(Status, Status.id == Issue.status_id)
+        .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
+        .outerjoin(CreatorUser, CreatorUser.id == Issue.created_by_id)
+        # One row per label (or one without): the page and its labels in one round trip.
+        .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
+        .outerjoin(Label, Label.id == IssueLabel.label_id)
+    )
+
+
+def _issue_rows(project: Project, query) -> list[IssueRow]:
+    """Rows of ``_row_query`` as issues; an issue's label rows (ordered by name) join its labels."""
+    prefix = f"{project.key}-"
+    issues: dict[uuid.UUID, IssueRow] = {}
+    for r in db.session.execute(query):
+        row = issues.get(r[0])
+        if row is None:
+            row = issues[r[0]] = IssueRow(
+                id=r[0],
+                key=f"{prefix}{r[1]}",
+                project_id=r[2],
+                title=r[3],
+                description=r[4],
+                type=r[5],
+                priority=r[6],
+                parent_id=r[7],
+                start_date=r[8],
+                due_date=r[9],
+                estimate=r[10],
+                rank=r[11],
+                created_at=r[12],
+                updated_at=r[13],
+                status=StatusBrief(r[14], r[15], r[16], r[17]),
+                assignee=PersonBrief(r[18], r[19], r[20]) if r[18] is not None else None,
+                created_by=PersonBrief(r[21], r[22]) if r[21] is not None else None,
+                children_count=r[23],
+            )
+        if r[24] is not None:
+            row.labels.append(LabelBrief(r[24], r[25], r[26]))
+    return list(issues.values())
+
+
+def _fill(rows: list[IssueRow], access: Access) -> None:
+    """The custom fields of ``rows``."""
+    shown = custom_fields.values_of(access.organization, [(row.id, row.project_id) for row in rows])
+    for row in rows:
+        row.custom_fields = shown[row.id]
+
+
+def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> IssueRow:
+    """One issue as ``get_issue`` answers it, read as plain rows: the issue with its labels,
+    then its relations, children and custom fields."""
+    project, access = project_access(user, slug, project_id, READ)
+    match = KEY.match(key)
+    if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
+        raise NotFoundError("Issue not found", reason="issue_not_found")
+    found = _issue_rows(
+        project,
+        _row_query()
+        .where(Issue.project_id == project.id, Issue.number == int(match.group(2)))
+        .order_by(Label.name),
+    )
+    if not found:
+        raise NotFoundError("Issue not found", reason="issue_not_found")
+    row = found[0]
+    _fill(found, access)
+    relations = db.session.execute(
+        select(
+            IssueRelation.id,
+            IssueRelation.type,
+            Related.id,
+            Related.number,
+            Related.title,
+            RelatedProject.key,
+        )
+        .join(Related, Related.id == IssueRelation.related_issue_id)
+        .join(RelatedProject, RelatedProject.id == Related.project_id)
+        .where(IssueRelation.issue_id == row.id)
+        .order_by(IssueRelation.created_at)
+    )
+    row.relations = [
+        RelationRow(rid, kind, IssueBrief(other, f"{other_key}-{number}", title))
+        for rid, kind, other, number, title, other_key in relations
+    ]
+    children = db.session.execute(
+        select(Issue.id, Issue.number, Issue.title).where(Issue.parent_id == row.id).order_by(Issue.number)
+    )
+    row.children = [IssueBrief(cid, f"{project.key}-{number}", title) for cid, number, title in children]
+    return row
