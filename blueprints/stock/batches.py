@@ -9,15 +9,12 @@ from blueprints.parsing import Blueprint
 from blueprints.responses import json_object_stream, json_response
 from schemas.fast import RowDumper, sql_json_object
 from schemas.stock.batches import (
-    Aprendizado,
     AtivasQuery,
     CadencePayload,
-    EfetividadeSemanal,
     GradeMatrix,
     GradeQuery,
     HistoricoItem,
     HistoricoQuery,
-    KpisDashboard,
     LoteOut,
     NodoFluxo,
     RecebimentoRequest,
@@ -25,12 +22,17 @@ from schemas.stock.batches import (
     RecomendacoesQuery,
     RecusaRequest,
     RegrasPayload,
-    Resultado,
-    ResultadoQuery,
     TotaisLote,
     TransitoLoja,
-    Validacao,
     VetoRequest,
+)
+from schemas.stock.metrics import (
+    Aprendizado,
+    EfetividadeSemanal,
+    KpisDashboard,
+    Resultado,
+    ResultadoQuery,
+    Validacao,
 )
 from services.stock import batches, decisions, grade, metrics, outcome, recommendations, rules, transit
 
