@@ -55,7 +55,9 @@ def queue_app(app, monkeypatch):
     monkeypatch.setitem(app.config, "REDIS_URL", REDIS_URL)
     monkeypatch.setitem(app.config, "JOBS_QUEUE", name)
     yield app
-    client.flushdb()
+    # Only this test's queue and registries: another run may share the Redis database.
+    for key in client.scan_iter(match=f"*{name}*"):
+        client.delete(key)
 
 
 def _env(app, **extra) -> dict:
