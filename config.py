@@ -99,6 +99,8 @@ class Config:
     # Brute-force protection: failed sign-ins per address and e-mail, reset requests per address.
     RATELIMIT_STORAGE_URI = REDIS_URL or "memory://"
     RATELIMIT_HEADERS_ENABLED = True
+    # Installations (or test runs) sharing one Redis keep their counters apart.
+    RATELIMIT_KEY_PREFIX = os.environ.get("RATELIMIT_KEY_PREFIX", "")
     # Redis down: each process counts sign-in failures in memory meanwhile, unless
     # LOGIN_THROTTLE_FAIL_CLOSED asks to refuse sign-ins (503) until Redis answers again.
     RATELIMIT_IN_MEMORY_FALLBACK_ENABLED = True

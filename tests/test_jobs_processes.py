@@ -282,6 +282,8 @@ def _start_server(app, port: int) -> subprocess.Popen:
         env=_env(
             app,
             LOGIN_RATE_LIMIT="3 per 15 minutes",
+            # Counters of this test only: an earlier run's failed sign-ins on the same Redis must not count.
+            RATELIMIT_KEY_PREFIX=app.config["JOBS_QUEUE"],
             PUBLIC_URL=f"http://127.0.0.1:{port}",
             PROMETHEUS_MULTIPROC_DIR=f"{app.config['JOBS_SPOOL_DIR']}/prometheus-{port}",
         ),
