@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
+from flask.sessions import SecureCookieSessionInterface
 from sqlalchemy import event
 
 import errors
@@ -23,8 +24,48 @@ from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracke
 API_VERSION_PATH = "/api/v1"
 
 
+class SessionInterface(SecureCookieSessionInterface):
+    """Flask's cookie session, with its signing serializer built once per set of keys rather than
+    on every request (itsdangerous derives the signer anew each time)."""
+
+    _built: tuple[tuple, Any] = ((), None)
+
+    def get_signing_serializer(self, app: Flask):
+        keys = (app.secret_key, *(app.config["SECRET_KEY_FALLBACKS"] or ()))
+        built_for, serializer = self._built
+        if built_for != keys:
+            serializer = super().get_signing_serializer(app)
+            self._built = (keys, serializer)
+        return serializer
+
+
+class Giro(Flask):
+    """Flask, remembering which callables are plain functions: Flask asks for every hook, view and
+    handler on every request (``inspect.iscoroutinefunction``), and the answer never changes."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._sync: dict[Any, Any] = {}
+        self.session_interface = SessionInterface()
+
+    # Hooks, views and handlers are a fixed set; callbacks made per request (``after_this_request``)
+    # are not kept once the set is this large.
+    SYNC_MEMO_SIZE = 1024
+
+    def ensure_sync(self, func):
+        try:
+            return self._sync[func]
+        except KeyError:
+            synced = super().ensure_sync(func)
+            if len(self._sync) < self.SYNC_MEMO_SIZE:
+                self._sync[func] = synced
+            return synced
+        except TypeError:  # an unhashable callable: asked every time, as Flask does
+            return super().ensure_sync(func)
+
+
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
-    app = Flask(__name__, instance_relative_config=True)
+    app = Giro(__name__, instance_relative_config=True)
     app.request_class = Request
     app.config.from_object(Config)
     app.config.update(overrides or {})

@@ -148,6 +148,20 @@ class Parser(FlaskParser):
     field, instead of loading as ``{}``.
     """
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._schemas: dict[type, ma.Schema] = {}
+
+    def _get_schema(self, argmap, req) -> ma.Schema:
+        # webargs builds a new instance of a schema class on every request, which copies every
+        # declared field; loading keeps no state on the instance, so one per class serves all.
+        if isinstance(argmap, type) and issubclass(argmap, ma.Schema):
+            schema = self._schemas.get(argmap)
+            if schema is None:
+                schema = self._schemas[argmap] = argmap()
+            return schema
+        return super()._get_schema(argmap, req)
+
     def load_json(self, req: flask.Request, schema) -> Any:
         # Content-Length too: a form body may already have been read (the sign-in throttle's key).
         if not is_json_request(req) and (req.content_length or req.get_data(cache=True)):
