@@ -9,7 +9,7 @@ token:
 - creating a comment with no webhook, then with three webhooks subscribed to
   ``comment.created`` (each change writes three outbox rows and queues one job;
   the job is held back here, so the figure is the request's own cost);
-- one delivery pass (``services.tracker.webhooks.deliver_due``) over
+- one delivery pass (``services.tracker.webhook_delivery.deliver_due``) over
   ``--deliveries`` pending deliveries to a local receiver (``http.server`` on
   127.0.0.1, answering 200): seconds and deliveries per second.
 
@@ -112,7 +112,7 @@ def main() -> None:
         }
     )
     from services import job_queue
-    from services.tracker import accounts, issues, webhooks, workspaces
+    from services.tracker import accounts, issues, webhook_delivery, workspaces
 
     # Held back: the timed requests measure writing the outbox, not sending it.
     job_queue.submit = lambda *_args: None
@@ -149,7 +149,7 @@ def main() -> None:
         )
         assert created.status_code == 201, created.get_json()
     with app.app_context():
-        webhooks.deliver_due()  # nothing due yet: warms the code path
+        webhook_delivery.deliver_due()  # nothing due yet: warms the code path
     with_hooks = [time_comments() for _ in range(RUNS)]
     print(f"comment creation, median ms (min / median / max of {RUNS} runs of {args.comments}):")
     print(f"  no webhook:                 {_figures(without)}")
@@ -157,7 +157,7 @@ def main() -> None:
 
     # Drain what the timed comments queued, then time passes over fresh backlogs.
     with app.app_context():
-        webhooks.deliver_due()
+        webhook_delivery.deliver_due()
     per_pass: list[float] = []
     rates: list[float] = []
     for _ in range(RUNS):
@@ -166,7 +166,7 @@ def main() -> None:
         before = receiver.count
         with app.app_context():
             started = time.perf_counter()
-            report = webhooks.deliver_due()
+            report = webhook_delivery.deliver_due()
             seconds = time.perf_counter() - started
         sent = receiver.count - before
         assert report.delivered == sent, (report, sent)

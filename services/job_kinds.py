@@ -135,10 +135,10 @@ def run_notifications(context: jobs.JobContext) -> dict[str, Any]:
 
 @jobs.job_kind("webhooks", service="tracker")
 def run_webhooks(context: jobs.JobContext) -> dict[str, Any]:
-    from services.tracker import webhooks
+    from services.tracker import webhook_delivery
 
     context.progress(0.1, "entregando webhooks")
-    report = webhooks.deliver_due()
+    report = webhook_delivery.deliver_due()
     return {
         "entregues": report.delivered,
         "a_repetir": report.retried,

@@ -21,9 +21,9 @@ def page_blueprints(services: Iterable[str]) -> list[Blueprint]:
 
     blueprints = [home.blp, account.blp]
     if "stock" in services:
-        from blueprints.pages import batches, catalogue, jobs, rules, stock_admin
+        from blueprints.pages import batch_decisions, batches, catalogue, jobs, rules, stock_admin
 
-        blueprints += [catalogue.blp, batches.blp, rules.blp, stock_admin.blp, jobs.blp]
+        blueprints += [catalogue.blp, batches.blp, batch_decisions.blp, rules.blp, stock_admin.blp, jobs.blp]
     if "tracker" in services:
         from blueprints.pages import (
             admin,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from flask import Blueprint
 
-from services.tracker import notification_mail, webhooks
+from services.tracker import notification_mail, webhook_delivery
 
 tracker_cli = Blueprint("tracker_cli", __name__, cli_group="tracker")
 
@@ -25,7 +25,7 @@ def send_notifications():
 def deliver():
     """Send the due webhook deliveries once (retries included). Safe from cron every minute,
     even alongside the delivery jobs: each pass claims its own rows, so none is sent twice."""
-    report = webhooks.deliver_due()
+    report = webhook_delivery.deliver_due()
     click.echo(
         f"{report.delivered} delivered, {report.retried} to retry, {report.failed} failed, "
         f"{report.disabled} webhooks disabled"

@@ -98,9 +98,9 @@ def deliver(runner) -> str:
 
 def at(monkeypatch, moment: datetime) -> None:
     """The delivery pass's clock."""
-    import services.tracker.webhooks as webhooks
+    from services.tracker import webhook_delivery
 
-    monkeypatch.setattr(webhooks, "utcnow", lambda: moment)
+    monkeypatch.setattr(webhook_delivery, "utcnow", lambda: moment)
 
 
 def fake_dns(monkeypatch, answers: dict[str, str]) -> None:
@@ -525,7 +525,7 @@ def test_a_member_of_two_organizations_changes_only_reach_that_organizations_web
 @pytest.mark.committing
 def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
     from services import job_queue
-    from services.tracker import webhooks
+    from services.tracker import webhook_delivery
 
     client = app.test_client()
     owner, _people, project = team(client)
@@ -535,11 +535,11 @@ def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
         monkeypatch.setattr(job_queue, "submit", lambda *_args: None)  # only the passes below send
         for n in range(12):
             make_issue(client, owner, project, title=f"t{n}")
-        monkeypatch.setattr(webhooks, "BATCH", 3)  # several claims per pass, interleaved
+        monkeypatch.setattr(webhook_delivery, "BATCH", 3)  # several claims per pass, interleaved
 
         def run():
             with app.app_context():
-                return webhooks.deliver_due()
+                return webhook_delivery.deliver_due()
 
         reports = together([run, run, run])
         sent = [request["headers"]["X-Giro-Delivery"] for request in server.requests]
