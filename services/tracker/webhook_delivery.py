@@ -76,19 +76,29 @@ def _due(now: datetime):
     )
 
 
-def claim(now: datetime, limit: int = BATCH) -> list[uuid.UUID]:
-    """Take up to ``limit`` due deliveries for this pass and commit the claim."""
-    due = (
-        select(WebhookDelivery.id)
-        .where(_due(now))
-        .order_by(WebhookDelivery.next_attempt_at)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
+def claim(now: datetime, limit: int | None = None) -> list[uuid.UUID]:
+    """Take up to ``limit`` (``BATCH``) due deliveries for this pass and commit the claim."""
+    limit = BATCH if limit is None else limit
+    # The rows are locked first, then claimed by id: in ``UPDATE ... WHERE id IN (SELECT ...
+    # LIMIT n FOR UPDATE SKIP LOCKED)`` PostgreSQL may run the sub-select again for each row
+    # it updates, each run skipping the rows already taken, so one pass would claim the
+    # whole backlog whatever the limit.
+    due = list(
+        db.session.scalars(
+            select(WebhookDelivery.id)
+            .where(_due(now))
+            .order_by(WebhookDelivery.next_attempt_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
     )
+    if not due:
+        db.session.commit()
+        return []
     claimed = list(
         db.session.scalars(
             update(WebhookDelivery)
-            # The state is checked again: on SQLite the sub-select takes no lock.
+            # The state is checked again: on SQLite the select takes no lock.
             .where(WebhookDelivery.id.in_(due), _due(now))
             .values(state="sending", claimed_at=now)
             .returning(WebhookDelivery.id)
@@ -274,9 +284,9 @@ def deliver_due(now: datetime | None = None) -> PassReport:
     report = PassReport()
     for _ in range(MAX_BATCHES):
         moment = now or utcnow()
-        ids = claim(moment)
+        ids = claim(moment, BATCH)
         for delivery_id in ids:
             _deliver_one(delivery_id, moment, report)
-        if len(ids) < BATCH:
+        if not ids:
             break
     return report

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from sqlalchemy import func, select
 
 from models.base import utcnow
 from tests.factories import captured_mail
@@ -524,7 +525,7 @@ def test_a_member_of_two_organizations_changes_only_reach_that_organizations_web
 
 @pytest.mark.committing
 def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
-    from services import job_queue
+    from services import job_queue, jobs
     from services.tracker import webhook_delivery
 
     client = app.test_client()
@@ -538,8 +539,14 @@ def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
         monkeypatch.setattr(webhook_delivery, "BATCH", 3)  # several claims per pass, interleaved
 
         def run():
-            with app.app_context():
-                return webhook_delivery.deliver_due()
+            # Each pass runs as the job runner runs it (on SQLite, a job's transactions take the
+            # write lock when they begin).
+            token = jobs.current_job_id.set(f"pass-{threading.get_ident()}")
+            try:
+                with app.app_context():
+                    return webhook_delivery.deliver_due()
+            finally:
+                jobs.current_job_id.reset(token)
 
         reports = together([run, run, run])
         sent = [request["headers"]["X-Giro-Delivery"] for request in server.requests]
@@ -547,6 +554,28 @@ def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
         assert sum(report.delivered for report in reports) == 12
     finally:
         server.close()
+
+
+def test_a_claim_takes_no_more_than_its_batch(app, monkeypatch):
+    from extensions import db
+    from models.tracker_webhooks import WebhookDelivery
+    from services import job_queue
+    from services.tracker import webhook_delivery
+
+    client = app.test_client()
+    owner, _people, project = team(client)
+    create_hook(client, owner, "http://127.0.0.1:9/hook")
+    monkeypatch.setattr(job_queue, "submit", lambda *_args: None)
+    for n in range(7):
+        make_issue(client, owner, project, title=f"t{n}")
+    with app.app_context():
+        first = webhook_delivery.claim(webhook_delivery.utcnow(), 3)
+        second = webhook_delivery.claim(webhook_delivery.utcnow(), 3)
+        sending = db.session.scalar(
+            select(func.count()).select_from(WebhookDelivery).where(WebhookDelivery.state == "sending")
+        )
+    assert len(first) == 3 and len(second) == 3 and not set(first) & set(second)
+    assert sending == 6
 
 
 def test_the_scheduler_queues_a_delivery_pass_every_minute_and_the_emails_every_five(
