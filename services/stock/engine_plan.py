@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from services.stock.engine_contract import EngineInput, EngineRules
 from services.stock.engine_demand import (
@@ -416,6 +417,34 @@ def _origin_table(
     return row_of_item, cand_node, cand_rem
 
 
+def _trip_sharers(
+    d_item: np.ndarray,
+    d_node: np.ndarray,
+    row_of_item: np.ndarray,
+    cand_node: np.ndarray,
+    cand_rem: np.ndarray,
+    qmin: int,
+    n_nodes: int,
+) -> np.ndarray:
+    """(N, N) items each route could carry among the destination lines left (at least 1).
+
+    A trip not yet opened is charged to an item at its cost over this count: a route that
+    can carry many of a destination's items is worth opening once for all of them, where
+    each item choosing alone would open its own cheapest (a greedy set cover).
+    """
+    rows = row_of_item[d_item]
+    has = rows >= 0
+    lines = sparse.csr_matrix(
+        (np.ones(int(has.sum())), (d_node[has], rows[has])), shape=(n_nodes, cand_node.shape[0])
+    )
+    r, c = np.nonzero((cand_node >= 0) & (cand_rem >= qmin))
+    origins = sparse.csr_matrix(
+        (np.ones(r.shape[0]), (r, cand_node[r, c])), shape=(cand_node.shape[0], n_nodes)
+    )
+    carried = (lines @ origins).T.toarray()  # [origin, destination]
+    return np.maximum(carried, 1.0)
+
+
 def _route(
     dest: _Destinations,
     q_cell: np.ndarray,
@@ -453,6 +482,7 @@ def _route(
 
     out_o, out_d, out_k, out_q = [], [], [], []
     for p in range(ROUTING_PASSES):
+        share = _trip_sharers(d_item, d_node, row_of_item, cand_node, cand_rem, qmin, cost.shape[0])
         _, ds_start = _group_starts(d_item, n_items)
         d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
         by_round = np.argsort(d_rank, kind="stable")
@@ -478,7 +508,12 @@ def _route(
                 np.where(rem >= lot[:, None], 0.0, 1.0e9)
                 + store_penalty[safe_nodes]
                 + cost[safe_nodes, dnode[:, None]]
-                - np.where(opened[safe_nodes, dnode[:, None]], trip[safe_nodes, dnode[:, None]], 0.0)
+                - trip[safe_nodes, dnode[:, None]]
+                + np.where(
+                    opened[safe_nodes, dnode[:, None]],
+                    0.0,
+                    trip[safe_nodes, dnode[:, None]] / share[safe_nodes, dnode[:, None]],
+                )
             )
             key = np.where(valid, key, np.inf)
             best = np.argmin(key, axis=1)
