@@ -32,7 +32,7 @@ from services.stock.engine_demand import (
 )
 
 # A unit is moved only when it adds at least this many expected units sold
-# over the horizon, net of what the origin loses.
+# over the horizon, net of what the origin loses and of its share of the trip.
 MIN_UNIT_GAIN = 0.15
 # A minimum lot (qtd_minima units to one destination) ships when its units
 # add, on average, at least this much.
@@ -223,7 +223,7 @@ def plan(
     # among equally priced shipments, the nearest origin
     key = cost + 1e-6 * np.where(np.isfinite(dist), dist, UNKNOWN_KM)
     routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, cost, rules.priorizar_cd, qmin, qmax, n_items)
-    return _prune_routes(routed, inputs, rules, demand, cost)
+    return _prune_routes(routed, inputs, rules, demand, cost, min_gain)
 
 
 def _destination_units(
@@ -575,8 +575,11 @@ def sent_before(o: np.ndarray, k: np.ndarray, q: np.ndarray, n_items: int) -> np
     return out
 
 
-def _prune_routes(p: Plan, inputs: EngineInput, rules: EngineRules, demand: Demand, cost: np.ndarray) -> Plan:
-    """Drop the routes whose shipments, together, add less than the trip costs.
+def _prune_routes(
+    p: Plan, inputs: EngineInput, rules: EngineRules, demand: Demand, cost: np.ndarray, min_gain: float
+) -> Plan:
+    """Drop the routes whose shipments, together, add less than the trip costs plus ``min_gain``
+    per unit: the bar a unit clears holds net of its share of the trip.
 
     One pass: an origin's remaining shipments then lose a little less than valued here,
     so a kept route only gets better.
@@ -588,5 +591,6 @@ def _prune_routes(p: Plan, inputs: EngineInput, rules: EngineRules, demand: Dema
     route = p.origin * n_nodes + p.dest
     uniq, inverse = np.unique(route, return_inverse=True)
     value = np.bincount(inverse, weights=gain - loss, minlength=uniq.shape[0])
-    pays = value >= cost.ravel()[uniq]
+    units = np.bincount(inverse, weights=p.quantity, minlength=uniq.shape[0])
+    pays = value >= cost.ravel()[uniq] + min_gain * units
     return p if pays.all() else p.take(pays[inverse])
