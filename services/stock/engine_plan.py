@@ -7,8 +7,9 @@ origin units by the expected sales they take away (a CD unit by the value of
 keeping it for later weeks), and the best are matched in bulk for all items at
 once. Minimum lots are valued as a whole; each destination is served by one or
 several origins chosen by what the shipment costs (per route and per km, a
-route shared by every item on it); routes whose shipments do not pay for the
-trip are dropped.
+route shared by every item on it, a trip not yet used weighed shared among the
+items it could carry); routes whose shipments do not pay for the trip plus the
+per-unit bar are dropped.
 """
 
 from __future__ import annotations
