@@ -641,6 +641,15 @@ def zero_cells(world: World, out: EngineOutput) -> tuple[float, float]:
     return share, float(true_zero[no_sales].mean()) if no_sales.any() else 0.0
 
 
+def estimate_ratio(world: World) -> float:
+    """Median over the store cells whose customers buy the size of the engine's estimated
+    daily demand (rate x alive) to the true rate: the estimate's bias (a diagnostic)."""
+    demand = estimate_demand(world.inputs)
+    truth = world.truth.rate
+    live = ~world.inputs.node_is_cd[:, None] & (truth > 0)
+    return float(np.median(demand.mean[live] / truth[live])) if live.any() else float("nan")
+
+
 def measure(world: World, out: EngineOutput, seconds: float, again: EngineOutput, with_oracle: bool) -> dict:
     gain, cost, units = evaluate(world, out)
     row = {
@@ -653,6 +662,7 @@ def measure(world: World, out: EngineOutput, seconds: float, again: EngineOutput
         "deterministic": same_output(out, again),
         "seconds": seconds,
         "zero_share": zero_cells(world, out),
+        "estimate_ratio": estimate_ratio(world),
     }
     if with_oracle:
         free, free_gap, free_s = oracle(world, None)
@@ -708,7 +718,7 @@ def print_table(rows: list[dict]) -> None:
     head = (
         f"{'shape':>8} {'seed':>4} {'r':>1} {'wk':>2} {'recs':>5} {'units':>5} {'gain':>7} {'cost':>6} {'net':>7} "
         f"{'worth':>7} {'w.units':>7} {'oracle':>7} {'o.units':>7} {'capture':>7} {'vs.orac':>7} {'sales':>6} "
-        f"{'zero%':>5} {'gap':>5} {'viol':>4} {'det':>3} {'sec':>5} {'resent':>6} {'overdr':>6}"
+        f"{'zero%':>5} {'est/tr':>6} {'gap':>5} {'viol':>4} {'det':>3} {'sec':>5} {'resent':>6} {'overdr':>6}"
     )
     print(head)
     print("-" * len(head))
@@ -718,7 +728,7 @@ def print_table(rows: list[dict]) -> None:
             f"{r['gain']:>7.1f} {r['cost']:>6.1f} {r['net']:>7.1f} {r.get('worth', float('nan')):>7.1f} "
             f"{r.get('worth_units', 0):>7} {r.get('oracle', float('nan')):>7.1f} {r.get('oracle_units', 0):>7} "
             f"{r.get('capture', float('nan')):>7.1%} {r.get('vs_oracle', float('nan')):>7.1%} "
-            f"{r.get('vs_oracle_sales', float('nan')):>6.1%} {r['zero_share'][0]:>5.1%} "
+            f"{r.get('vs_oracle_sales', float('nan')):>6.1%} {r['zero_share'][0]:>5.1%} {r['estimate_ratio']:>6.2f} "
             f"{r.get('oracle_gap', float('nan')):>5.1%} {len(r['violations']):>4} "
             f"{'yes' if r['deterministic'] else 'NO':>3} {r['seconds']:>5.2f} "
             f"{r.get('resent', ''):>6} {r.get('overdrawn', ''):>6}"
@@ -779,6 +789,13 @@ def summary(rows: list[dict]) -> bool:
             f"over {len(gaps)} batches; {len(rows) - len(gaps)} took the rounded relaxation instead; "
             f"oracle seconds median {np.median([r.get('oracle_seconds', 0.0) for r in rows]):.1f}"
         )
+    for week in (1, 2):
+        ratios = [r["estimate_ratio"] for r in rows if r["week"] == week]
+        if ratios:
+            print(
+                f"estimated daily demand / true rate over live store cells, week {week}: median of the batches' "
+                f"medians {np.median(ratios):.2f} (min {np.min(ratios):.2f}, max {np.max(ratios):.2f})"
+            )
     print(
         f"recommendations to a cell with no sales in the window: median {np.median(zero):.1%}"
         f"\nrule violations: {total_viol}; deterministic: {det}"

@@ -345,7 +345,8 @@ class RegrasPayload(StockSchema):
         metadata={
             "description": "Cost of one shipment (one origin -> destination route in a batch, shared by "
             "every item it carries), in thousandths of an expected unit sold: 300 means a trip must add "
-            "0.3 units sold over 14 days to be worth making. 0 = shipments are free."
+            "0.3 units sold over 14 days, beyond the 0.15 per unit moved every transfer must add, to be "
+            "worth making. 0 = shipments are free."
         },
     )
     custo_km = _rule(

@@ -26,7 +26,8 @@ from services.stock.engine_contract import EngineInput
 
 # Days of the "recent" window carried by ``sales_recent``.
 RECENT_DAYS = 7
-# Pseudo-units that pull a trend ratio toward 1 (no trend).
+# Pseudo-units that pull a trend ratio toward 1 (no trend), at least: the prior is fitted on
+# the snapshot and is stronger when the last week departs from the rates no more than chance.
 TREND_PRIOR_UNITS = 10.0
 TREND_BOUNDS = (0.5, 2.0)
 CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
@@ -34,6 +35,10 @@ CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
 SHAPE_BOUNDS = (0.5, 1000.0)
 # Iterations of the store x product independence fit (exposure-weighted).
 FIT_ROUNDS = 4
+# Strongest pull of a cell's rate toward its pooled mean, in units sold over the window.
+CELL_PRIOR_MAX_UNITS = 5.0
+# Distances from a grid's middle size (in sizes) told apart by the network's size curve.
+SIZE_CURVE_RINGS = 3
 # Upper bound of the share of cells whose customers never buy the size.
 DEAD_SHARE_MAX = 0.8
 # Sizes of a product's run whose absence lowers the sales of the rest (the best-selling ones).
@@ -128,10 +133,20 @@ def _gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
     return float(np.clip(den / num, *SHAPE_BOUNDS))
 
 
-def _ratio(recent: np.ndarray, expected: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+def _ratio(
+    recent: np.ndarray, expected: np.ndarray, bounds: tuple[float, float], prior: float = TREND_PRIOR_UNITS
+) -> np.ndarray:
     """Shrunk ratio of the units sold in the last week to those the window's rates expect."""
-    ratio = (recent + TREND_PRIOR_UNITS) / (expected + TREND_PRIOR_UNITS)
+    ratio = (recent + prior) / (expected + prior)
     return np.clip(ratio, *bounds)
+
+
+def _trend(recent: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Trend of each store (or product): its Gamma prior fitted like the rates' (never weaker
+    than TREND_PRIOR_UNITS), so that chance alone, a handful of units either way over a week,
+    moves no rate."""
+    prior = max(_gamma_shape(recent, expected), TREND_PRIOR_UNITS)
+    return _ratio(recent, expected, TREND_BOUNDS, prior)
 
 
 def exposure(inputs: EngineInput) -> np.ndarray:
@@ -194,6 +209,52 @@ def run_factor(inputs: EngineInput, held: np.ndarray) -> np.ndarray:
     return factor[:, item_product]
 
 
+def size_curve(
+    item_tot: np.ndarray,
+    item_exp: np.ndarray,
+    item_product: np.ndarray,
+    item_size_pos: np.ndarray,
+    sizes_per_product: np.ndarray,
+) -> np.ndarray:
+    """(K,) each size's share of its product's sales with the whole run on the shelf.
+
+    ``item_tot`` is what each size sold over the network, ``item_exp`` its mean share of the
+    window on the shelf. A size seldom or never on the shelf anywhere says little about its
+    demand: it takes the share its distance from the grid's middle has over the network's
+    products (product level x distance weight, a Poisson fit by alternating sums), and a size
+    with a long run on the shelf keeps mostly its own (Poisson-Gamma, prior fitted as the rates').
+    """
+    n_products = sizes_per_product.shape[0]
+    centre = (sizes_per_product[item_product] - 1) / 2.0
+    # distance from the middle in half steps: grids of odd and even lengths share the scale
+    step = np.minimum(np.rint(2.0 * np.abs(item_size_pos - centre)), 2 * SIZE_CURVE_RINGS).astype(np.int64)
+    n_steps = 2 * SIZE_CURVE_RINGS + 1
+    weight = np.ones(n_steps)
+    level = np.zeros(n_products)
+    for _ in range(FIT_ROUNDS):
+        level = np.bincount(item_product, weights=item_tot, minlength=n_products) / np.maximum(
+            np.bincount(item_product, weights=weight[step] * item_exp, minlength=n_products), 1e-9
+        )
+        seen = np.bincount(step, weights=level[item_product] * item_exp, minlength=n_steps)
+        sold = np.bincount(step, weights=item_tot, minlength=n_steps)
+        fitted = seen > 0
+        if not fitted.any():
+            break
+        weight = np.where(fitted, sold / np.maximum(seen, 1e-9), 0.0)
+        # a distance no grid had on the shelf: the least a fitted one sells
+        weight[~fitted] = weight[fitted].min()
+    prior = level[item_product] * weight[step]
+    expected = prior * item_exp
+    shape = _gamma_shape(item_tot, expected)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        curve = np.where(prior > 0, prior * (item_tot + shape) / (expected + shape), 0.0)
+    # a product nobody sold (nothing to fit): an even curve
+    curve = np.where(
+        np.bincount(item_product, weights=curve, minlength=n_products)[item_product] > 0, curve, 1.0
+    )
+    return curve / np.bincount(item_product, weights=curve, minlength=n_products)[item_product]
+
+
 @dataclass
 class Demand:
     """Each cell's daily rate while its customers buy the size, and the probability they do."""
@@ -241,12 +302,12 @@ def estimate_demand(inputs: EngineInput) -> Demand:
         out_share = by_product(a_mat, (1.0 - f_shelf) * key[None, :]) / np.maximum(n_key, 1.0)[None, :]
         f = f_shelf * (1.0 - KEY_RUN_EFFECT * out_share)[:, item_product]
 
-    # Network size curve of each product (exposure-weighted, lightly smoothed).
+    # Network size curve of each product (exposure-weighted), shrunk toward the curve of
+    # the network's grids by distance from the middle size.
     sizes_per_product = np.bincount(item_product, minlength=a_mat.shape[1])
     item_tot = x.sum(axis=0)
     item_exp = f.sum(axis=0) / max(int(is_store.sum()), 1)
-    curve = (item_tot + 0.5) / np.maximum(item_exp, 0.05)
-    share = curve / np.bincount(item_product, weights=curve, minlength=a_mat.shape[1])[item_product]
+    share = size_curve(item_tot, item_exp, item_product, np.asarray(inputs.item_size_pos), sizes_per_product)
 
     # Store x product totals against store level x product level, each cell's share of the
     # run weighted by the days it was on the shelf (a Poisson fit by alternating sums).
@@ -266,9 +327,14 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     # Cells, shrunk toward the store x product total times the size share.
     m = lam_np[:, item_product] * share[None, :]
     mf = m * f
+    # The fitted prior tells how often a size sells nothing (``alive`` below); the rate's own
+    # evidence is trusted more: sales thinned by stock-outs and broken runs that the exposure
+    # does not see hide most of how far a store's size curve strays from the network's, so the
+    # fit finds the counts near Poisson even where it strays a lot.
     shape_cell = _gamma_shape(x, mf)
+    shape_rate = min(shape_cell, CELL_PRIOR_MAX_UNITS)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lam = np.where(m > 0, m * (x + shape_cell) / (mf + shape_cell), 0.0)
+        lam = np.where(m > 0, m * (x + shape_rate) / (mf + shape_rate), 0.0)
     rate = lam / days
 
     # Sizes nobody buys: zero sales over days on the shelf, beyond what the pooled rate explains.
@@ -294,8 +360,8 @@ def estimate_demand(inputs: EngineInput) -> Demand:
         recent = np.asarray(inputs.sales_recent, dtype=np.float64) * is_store[:, None]
         r_np = by_product(a_mat, recent)
         e_np = by_product(a_mat, rate * alive * f_recent * RECENT_DAYS)
-        product_trend = _ratio(r_np.sum(axis=0), e_np.sum(axis=0), TREND_BOUNDS)
-        store_trend = _ratio(r_np.sum(axis=1), e_np.sum(axis=1), TREND_BOUNDS)
+        product_trend = _trend(r_np.sum(axis=0), e_np.sum(axis=0))
+        store_trend = _trend(r_np.sum(axis=1), e_np.sum(axis=1))
         factor = store_trend[:, None] * product_trend[None, :]
         campaign = np.asarray(inputs.campaign, dtype=bool)
         if campaign.any():

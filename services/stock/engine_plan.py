@@ -7,8 +7,9 @@ origin units by the expected sales they take away (a CD unit by the value of
 keeping it for later weeks), and the best are matched in bulk for all items at
 once. Minimum lots are valued as a whole; each destination is served by one or
 several origins chosen by what the shipment costs (per route and per km, a
-route shared by every item on it); routes whose shipments do not pay for the
-trip are dropped.
+route shared by every item on it, a trip not yet used weighed shared among the
+items it could carry); routes whose shipments do not pay for the trip plus the
+per-unit bar are dropped.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from services.stock.engine_contract import EngineInput, EngineRules
 from services.stock.engine_demand import (
@@ -31,7 +33,7 @@ from services.stock.engine_demand import (
 )
 
 # A unit is moved only when it adds at least this many expected units sold
-# over the horizon, net of what the origin loses.
+# over the horizon, net of what the origin loses and of its share of the trip.
 MIN_UNIT_GAIN = 0.15
 # A minimum lot (qtd_minima units to one destination) ships when its units
 # add, on average, at least this much.
@@ -222,7 +224,7 @@ def plan(
     # among equally priced shipments, the nearest origin
     key = cost + 1e-6 * np.where(np.isfinite(dist), dist, UNKNOWN_KM)
     routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, cost, rules.priorizar_cd, qmin, qmax, n_items)
-    return _prune_routes(routed, inputs, rules, demand, cost)
+    return _prune_routes(routed, inputs, rules, demand, cost, min_gain)
 
 
 def _destination_units(
@@ -416,6 +418,34 @@ def _origin_table(
     return row_of_item, cand_node, cand_rem
 
 
+def _trip_sharers(
+    d_item: np.ndarray,
+    d_node: np.ndarray,
+    row_of_item: np.ndarray,
+    cand_node: np.ndarray,
+    cand_rem: np.ndarray,
+    qmin: int,
+    n_nodes: int,
+) -> np.ndarray:
+    """(N, N) items each route could carry among the destination lines left (at least 1).
+
+    A trip not yet opened is charged to an item at its cost over this count: a route that
+    can carry many of a destination's items is worth opening once for all of them, where
+    each item choosing alone would open its own cheapest (a greedy set cover).
+    """
+    rows = row_of_item[d_item]
+    has = rows >= 0
+    lines = sparse.csr_matrix(
+        (np.ones(int(has.sum())), (d_node[has], rows[has])), shape=(n_nodes, cand_node.shape[0])
+    )
+    r, c = np.nonzero((cand_node >= 0) & (cand_rem >= qmin))
+    origins = sparse.csr_matrix(
+        (np.ones(r.shape[0]), (r, cand_node[r, c])), shape=(cand_node.shape[0], n_nodes)
+    )
+    carried = (lines @ origins).T.toarray()  # [origin, destination]
+    return np.maximum(carried, 1.0)
+
+
 def _route(
     dest: _Destinations,
     q_cell: np.ndarray,
@@ -453,6 +483,7 @@ def _route(
 
     out_o, out_d, out_k, out_q = [], [], [], []
     for p in range(ROUTING_PASSES):
+        share = _trip_sharers(d_item, d_node, row_of_item, cand_node, cand_rem, qmin, cost.shape[0])
         _, ds_start = _group_starts(d_item, n_items)
         d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
         by_round = np.argsort(d_rank, kind="stable")
@@ -478,7 +509,12 @@ def _route(
                 np.where(rem >= lot[:, None], 0.0, 1.0e9)
                 + store_penalty[safe_nodes]
                 + cost[safe_nodes, dnode[:, None]]
-                - np.where(opened[safe_nodes, dnode[:, None]], trip[safe_nodes, dnode[:, None]], 0.0)
+                - trip[safe_nodes, dnode[:, None]]
+                + np.where(
+                    opened[safe_nodes, dnode[:, None]],
+                    0.0,
+                    trip[safe_nodes, dnode[:, None]] / share[safe_nodes, dnode[:, None]],
+                )
             )
             key = np.where(valid, key, np.inf)
             best = np.argmin(key, axis=1)
@@ -540,8 +576,11 @@ def sent_before(o: np.ndarray, k: np.ndarray, q: np.ndarray, n_items: int) -> np
     return out
 
 
-def _prune_routes(p: Plan, inputs: EngineInput, rules: EngineRules, demand: Demand, cost: np.ndarray) -> Plan:
-    """Drop the routes whose shipments, together, add less than the trip costs.
+def _prune_routes(
+    p: Plan, inputs: EngineInput, rules: EngineRules, demand: Demand, cost: np.ndarray, min_gain: float
+) -> Plan:
+    """Drop the routes whose shipments, together, add less than the trip costs plus ``min_gain``
+    per unit: the bar a unit clears holds net of its share of the trip.
 
     One pass: an origin's remaining shipments then lose a little less than valued here,
     so a kept route only gets better.
@@ -553,5 +592,6 @@ def _prune_routes(p: Plan, inputs: EngineInput, rules: EngineRules, demand: Dema
     route = p.origin * n_nodes + p.dest
     uniq, inverse = np.unique(route, return_inverse=True)
     value = np.bincount(inverse, weights=gain - loss, minlength=uniq.shape[0])
-    pays = value >= cost.ravel()[uniq]
+    units = np.bincount(inverse, weights=p.quantity, minlength=uniq.shape[0])
+    pays = value >= cost.ravel()[uniq] + min_gain * units
     return p if pays.all() else p.take(pays[inverse])

@@ -1,0 +1,91 @@
+"""The engine's choices seen in a generated batch: sizes never on the shelf, shared trips, the
+per-unit bar net of the trip (docs/engine.md §1, §2 and §4), through the CLI and the API."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.factories import add_sales, auth_headers, make_loja, make_produto, make_user, set_stock
+from tests.stock.test_batches import ON, generate
+from tests.stock.test_rules import batch_recs, put_rules
+
+
+@pytest.fixture
+def admin(client, ctx):
+    return auth_headers(client, make_user(papel="admin"))
+
+
+def test_a_size_no_store_had_on_the_shelf_is_valued_like_its_place_in_the_grid(client, runner, admin):
+    """Size 40 sat in the CD all month and in no store: no store could sell it, which says
+    nothing about what it would sell. It takes the share its place in the grid has (next to
+    the middle, like 38), not the trace a smoothing constant gives it."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    lojas = [make_loja(nome=f"Loja {i}", lat=-23.55 + i * 0.01, lng=-46.63 - i * 0.01) for i in range(4)]
+    produto = make_produto(tamanhos=("36", "38", "40", "42"))
+    set_stock(cd, produto, **{"40": 200})
+    for loja in lojas:
+        set_stock(loja, produto, **{"36": 40, "38": 40, "40": 0, "42": 40})
+        for tamanho in ("36", "38", "42"):
+            add_sales(loja, produto, tamanho, [1] * 30, end=ON)
+    put_rules(client, admin, priorizarCd=True, custoEnvio=0, custoKm=0)
+    generate(runner)
+    sent = {}
+    for r in batch_recs(client, admin):
+        if r["tamanho"] == "40":
+            sent[r["lojaDestinoId"]] = sent.get(r["lojaDestinoId"], 0) + r["quantidade"]
+    # a size beside the middle sells about as much as 38 (14 over the horizon): more than a
+    # token lot
+    assert set(sent) == {str(loja.id) for loja in lojas}
+    assert all(q >= 10 for q in sent.values()), sent
+
+
+def test_a_trip_that_carries_several_items_beats_one_trip_per_item(client, runner, admin):
+    """Two stores next door each hold one of the products a store is out of; a CD 60 km away
+    holds both. Each nearby trip costs 1.1 units, the CD's 1.6: one trip from the CD carries
+    both, where each product choosing its cheapest origin alone would open two trips."""
+    destino = make_loja(nome="Loja Falta", lat=-23.55, lng=-46.63)
+    perto_a = make_loja(nome="Loja Perto A", lat=-23.60, lng=-46.69)
+    perto_b = make_loja(nome="Loja Perto B", lat=-23.50, lng=-46.57)
+    cd = make_loja(nome="CD Jundiaí", is_cd=True, lat=-23.19, lng=-46.99)
+    camiseta = make_produto(nome="Camiseta", tamanhos=("U",))
+    bone = make_produto(nome="Boné", tamanhos=("U",))
+    for produto, vizinha in ((camiseta, perto_a), (bone, perto_b)):
+        set_stock(destino, produto, U=0)
+        add_sales(destino, produto, "U", [1] * 30, end=ON)
+        set_stock(vizinha, produto, U=40)
+        set_stock(cd, produto, U=40)
+    # lots large enough for the whole need: one origin per product
+    put_rules(client, admin, priorizarCd=False, qtdMaxima=40, custoEnvio=1000, custoKm=10)
+    generate(runner)
+    recs = [r for r in batch_recs(client, admin) if r["lojaDestinoId"] == str(destino.id)]
+    assert {r["produtoId"] for r in recs} == {str(camiseta.id), str(bone.id)}
+    assert {r["origemId"] for r in recs} == {str(cd.id)}
+
+
+def test_a_trip_must_leave_the_per_unit_bar_on_each_unit_it_carries(client, runner, admin):
+    """A lot that pays its trip but leaves less than 0.15 expected units sold per unit moved
+    once the trip is paid does not travel; with the trip cheaper by that margin it does."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    loja = make_loja(nome="Loja Lenta", lat=-23.55, lng=-46.63)
+    produto = make_produto(tamanhos=("38",))
+    set_stock(cd, produto, **{"38": 100})
+    set_stock(loja, produto, **{"38": 0})
+    add_sales(loja, produto, "38", [0, 0, 1] * 10, end=ON)
+    put_rules(client, admin, custoEnvio=0, custoKm=0)
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert len(recs) == 1
+    gain, units = recs[0]["vendaExtraEsperada"], recs[0]["quantidade"]
+    bar = 0.15 * units
+    assert gain > bar  # the lot clears the bar without a trip to pay
+    # the trip paid, half the bar left per unit: it stays home
+    put_rules(client, admin, custoEnvio=math.floor(1000 * (gain - bar / 2)), custoKm=0)
+    generate(runner)
+    assert batch_recs(client, admin) == []
+    # the trip paid, twice the bar left: it travels, the same lot
+    put_rules(client, admin, custoEnvio=math.floor(1000 * (gain - 2 * bar)), custoKm=0)
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert [(r["origemId"], r["quantidade"]) for r in recs] == [(str(cd.id), units)]
