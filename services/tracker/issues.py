@@ -22,7 +22,16 @@ from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueRelation, Label, Project, Status
 from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import activity, custom_fields, notifications, plans, ranking, search, webhooks
+from services.tracker import (
+    activity,
+    custom_fields,
+    issue_counts,
+    notifications,
+    plans,
+    ranking,
+    search,
+    webhooks,
+)
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
@@ -210,6 +219,7 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     _set_labels(issue, data.get("label_ids") or [])
     search.index_title(issue)
     db.session.flush()
+    issue_counts.record(project.id, None, issue_counts.shape_of(issue))
     custom_fields.write_values(
         issue, access.organization, data.get("custom_fields"), user.id, now, creating=True
     )
@@ -335,6 +345,7 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         plans.add_storage(issue.project_id, after - before)
     reparented = "parent_id" in changes and changes["parent_id"] != issue.parent_id
     was = activity.snapshot(issue, with_parent=reparented)
+    counted = issue_counts.shape_of(issue)
     retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
@@ -352,6 +363,7 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     if placement:
         ranking.place(issue, **placement)
     db.session.refresh(issue)
+    issue_counts.record(issue.project_id, counted, issue_counts.shape_of(issue))
     now = utcnow()
     changed = activity.record_changes(
         issue, user.id, was, activity.snapshot(issue, with_parent=reparented), now
@@ -466,6 +478,8 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
         .execution_options(synchronize_session=False)
     )
     titles = list(db.session.scalars(select(Issue.search_text).where(Issue.id.in_(ids))))
+    counted = issue_counts.Tally(issue.project_id)
+    counted.forget(ids)
     db.session.execute(delete(Issue).where(Issue.id.in_(ids)).execution_options(synchronize_session=False))
     # Every id is locked and present: the sub-tree deleted is exactly ``ids`` (the
     # statement's row count would miss the rows its cascade removed first).
@@ -477,6 +491,7 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
     )
     # After the project row, as a create takes them: the two never wait on each other in a circle.
     search.forget_titles(issue.project_id, titles)
+    counted.write()
 
 
 MAX_BULK = 100
@@ -510,8 +525,11 @@ def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], c
     targets = _bulk_targets(project, keys)
     now = utcnow()
     updated = 0
+    # Written once, after every issue: one statement, its rows in key order.
+    counted = issue_counts.Tally(project.id)
     for issue in targets:
         was = activity.snapshot(issue, with_parent=False)
+        before = issue_counts.shape_of(issue)
         for name in ("status_id", "assignee_id"):
             if name in changes:
                 setattr(issue, name, changes[name])
@@ -524,6 +542,7 @@ def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], c
                 _set_labels(issue, sorted(wanted))
         db.session.flush()
         db.session.refresh(issue)
+        counted.change(before, issue_counts.shape_of(issue))
         after = activity.snapshot(issue, with_parent=False)
         changed = activity.record_changes(issue, user.id, was, after, now)
         if changed:
@@ -531,6 +550,7 @@ def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], c
             updated += 1
             _notify_changes(issue, user, changed, now)
             _emit_updated(issue, user, was, after, changed, now)
+    counted.write()
     db.session.flush()
     return updated
 
