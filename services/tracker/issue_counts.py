@@ -32,7 +32,7 @@ from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.tracker import PRIORITY_RANK, Issue, IssueCount, IssueLabel, IssueLabelCount
-from services import unique
+from services import counters
 
 # An unassigned issue's key: a key column cannot be null, and no user has the nil id.
 NO_ASSIGNEE = uuid.UUID(int=0)
@@ -124,20 +124,8 @@ def _stored_key(key) -> tuple:
 
 def _upsert(model, names: tuple[str, ...], project_id: uuid.UUID, deltas: Counter) -> None:
     """Move the rows by ``deltas`` in one statement, in key order (see the module's docstring)."""
-    rows = [
-        {"project_id": project_id, **dict(zip(names, key, strict=True)), "issue_count": delta}
-        for key, delta in sorted(deltas.items())
-        if delta
-    ]
-    if not rows:
-        return
-    statement = unique.insert(model).values(rows)
-    db.session.execute(
-        statement.on_conflict_do_update(
-            index_elements=["project_id", *names],
-            set_={"issue_count": model.issue_count + statement.excluded.issue_count},
-        )
-    )
+    rows = [(project_id, *key, delta) for key, delta in sorted(deltas.items()) if delta]
+    counters.add(model.__table__, ("project_id", *names), "issue_count", rows)
 
 
 def record(project_id: uuid.UUID, before: Shape | None, after: Shape | None) -> None:

@@ -74,9 +74,11 @@ def _referenced(model, *conditions):
     return db.session.scalars(query.execution_options(populate_existing=True)).all()
 
 
-def _validate_references(project: Project, access: Access, data: dict, issue: Issue | None = None) -> None:
-    """Referenced status, labels, assignee and parent must belong where the issue lives."""
+def _validate_references(project: Project, access: Access, data: dict, issue: Issue | None = None) -> dict:
+    """Referenced status, labels, assignee and parent must belong where the issue lives.
+    Answers the status found (``{"status_id": Status}``) when one was given."""
     errors: list[FieldError] = []
+    loaded: dict = {}
     status_id = data.get("status_id")
     if status_id is not None:
         status = next(iter(_referenced(Status, Status.id == status_id)), None)
@@ -84,6 +86,8 @@ def _validate_references(project: Project, access: Access, data: dict, issue: Is
             errors.append(
                 _field("status_id", "No such status in this project", reason="status_not_in_project")
             )
+        else:
+            loaded["status_id"] = status
     assignee_id = data.get("assignee_id")
     if assignee_id is not None and not is_member(access.organization.id, assignee_id):
         errors.append(
@@ -126,6 +130,7 @@ def _validate_references(project: Project, access: Access, data: dict, issue: Is
         )
     if errors:
         raise ValidationFailed(errors)
+    return loaded
 
 
 def _would_cycle(issue_id: uuid.UUID, new_parent_id: uuid.UUID) -> bool:
@@ -189,11 +194,12 @@ def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
 
 def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> IssueView:
     project, access = project_access(user, slug, project_id, WRITE)
-    _validate_references(project, access, data)
+    referenced = _validate_references(project, access, data)
     text_bytes = plans.text_bytes(data["title"], data.get("description"))
-    plans.ensure_within_limit(access.organization, "issues")
-    plans.ensure_within_limit(access.organization, "storage_bytes", text_bytes)
-    status_id = data.get("status_id") or _default_status(project).id
+    plans.ensure_within_limits(access.organization, {"issues": 1, "storage_bytes": text_bytes})
+    # Held here: the session keeps loaded rows only while something references them, and the
+    # response shows the status.
+    status = referenced.get("status_id") or _default_status(project)
     now = utcnow()
     issue = Issue(
         project_id=project.id,
@@ -205,7 +211,8 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
         description=data.get("description"),
         type=data.get("type") or "task",
         priority=PRIORITY_RANK[data.get("priority") or "none"],
-        status_id=status_id,
+        status_id=status.id,
+        status=status,
         assignee_id=data.get("assignee_id"),
         parent_id=data.get("parent_id"),
         start_date=data.get("start_date"),
