@@ -10,6 +10,8 @@ sort them, so two transactions take their row locks in the same order.
 
 from __future__ import annotations
 
+import functools
+
 from sqlalchemy import Table, bindparam, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
@@ -22,19 +24,27 @@ def add(table: Table, keys: tuple[str, ...], count: str, rows: list[tuple]) -> N
     if not rows:
         return
     names = (*keys, count)
-    statement = unique.insert(table)
-    parameters = [dict(zip(names, row, strict=True)) for row in rows]
-    if db.session.get_bind().dialect.name == "postgresql":
-        arrays = [
-            bindparam(f"{name}_values", [row[i] for row in rows], type_=ARRAY(table.c[name].type))
-            for i, name in enumerate(names)
-        ]
+    dialect = db.session.get_bind().dialect.name
+    statement = _statement(table, keys, count, dialect)
+    if dialect == "postgresql":
+        db.session.execute(
+            statement, {f"{name}_values": [row[i] for row in rows] for i, name in enumerate(names)}
+        )
+    else:
+        db.session.execute(statement, [dict(zip(names, row, strict=True)) for row in rows])
+
+
+@functools.cache
+def _statement(table: Table, keys: tuple[str, ...], count: str, dialect: str):
+    """Built once per table: building the statement cost more than running it."""
+    names = (*keys, count)
+    statement = unique.insert_for(dialect, table)
+    if dialect == "postgresql":
+        arrays = [bindparam(f"{name}_values", type_=ARRAY(table.c[name].type)) for name in names]
         rowset = func.unnest(*arrays).table_valued(*names, with_ordinality="position").render_derived()
         statement = statement.from_select(
             list(names), select(*(rowset.c[name] for name in names)).order_by(rowset.c.position)
         )
-        parameters = None
-    statement = statement.on_conflict_do_update(
+    return statement.on_conflict_do_update(
         index_elements=list(keys), set_={count: table.c[count] + statement.excluded[count]}
     )
-    db.session.execute(statement, parameters)
