@@ -189,12 +189,10 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
         # Status, type, priority, assignee and up to two labels: a sum of counters kept on write.
         return issue_counts.total(project.id, filters)
     if used == {"label_id"}:
-        # Labels belong to one project, so counting their issue links (index-only) is the
-        # same as counting the project's issues that carry any of them.
+        # Three labels or more (the counters answer one or two). Labels belong to one project,
+        # so counting their issue links (index-only) is the same as counting the project's
+        # issues that carry any of them.
         own_labels = select(Label.id).where(Label.project_id == project.id, Label.id.in_(filters["label_id"]))
-        if len(set(filters["label_id"])) == 1:
-            # One label links an issue at most once: its links are counted as they are, no de-duplication.
-            return db.session.scalar(select(func.count()).where(IssueLabel.label_id.in_(own_labels))) or 0
         links = select(IssueLabel.issue_id).where(IssueLabel.label_id.in_(own_labels)).distinct().subquery()
         return db.session.scalar(select(func.count()).select_from(links)) or 0
     if used == {"q"}:
