@@ -27,7 +27,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 
-from sqlalchemy import and_, case, delete, func, insert, literal, or_, select
+from sqlalchemy import and_, case, delete, func, insert, literal, or_, select, union_all
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -93,33 +93,37 @@ class Tally:
             self.add(after)
 
     def forget(self, issue_ids: list[uuid.UUID]) -> None:
-        """The issues ``issue_ids`` (locked by the caller) are about to be deleted."""
+        """The issues ``issue_ids`` (locked by the caller) are about to be deleted: what they
+        count, read in one statement (the issues, then their labels and pairs of labels)."""
         columns = (Issue.status_id, Issue.type, Issue.priority, Issue.assignee_id)
-        for *key, found in db.session.execute(
-            select(*columns, func.count()).where(Issue.id.in_(issue_ids)).group_by(*columns)
-        ):
-            self.issues[_stored_key(key)] -= found
+        no_label = literal(None, IssueLabel.label_id.type)
         first, second = aliased(IssueLabel), aliased(IssueLabel)
-        pairs = (first.label_id, second.label_id, *columns)
-        for label_id, other_label_id, *key, found in db.session.execute(
-            select(*pairs, func.count())
+        issues = (
+            select(*columns, no_label, no_label, func.count())
+            .where(Issue.id.in_(issue_ids))
+            .group_by(*columns)
+        )
+        labelled = (
+            select(*columns, first.label_id, second.label_id, func.count())
             .join(first, first.issue_id == Issue.id)
             .join(second, and_(second.issue_id == Issue.id, second.label_id >= first.label_id))
             .where(Issue.id.in_(issue_ids))
-            .group_by(*pairs)
+            .group_by(*columns, first.label_id, second.label_id)
+        )
+        for status_id, kind, priority, assignee_id, label_id, other_label_id, found in db.session.execute(
+            union_all(issues, labelled)
         ):
-            self.labels[(label_id, other_label_id, *_stored_key(key))] -= found
+            key = (status_id, kind, priority, assignee_id or NO_ASSIGNEE)
+            if label_id is None:
+                self.issues[key] -= found
+            else:
+                self.labels[(label_id, other_label_id, *key)] -= found
 
     def write(self) -> None:
         _upsert(IssueCount, _KEY, self.project_id, self.issues)
         _upsert(IssueLabelCount, ("label_id", "other_label_id", *_KEY), self.project_id, self.labels)
         self.issues.clear()
         self.labels.clear()
-
-
-def _stored_key(key) -> tuple:
-    status_id, kind, priority, assignee_id = key
-    return (status_id, kind, priority, assignee_id or NO_ASSIGNEE)
 
 
 def _upsert(model, names: tuple[str, ...], project_id: uuid.UUID, deltas: Counter) -> None:
