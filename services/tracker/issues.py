@@ -227,7 +227,7 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     search.index_title(issue)
     db.session.flush()
     issue_counts.record(project.id, None, issue_counts.shape_of(issue))
-    custom_fields.write_values(
+    shown_fields = custom_fields.write_values(
         issue, access.organization, data.get("custom_fields"), user.id, now, creating=True
     )
     activity.record(issue.id, user.id, "created", new={"key": issue.key, "title": issue.title}, at=now)
@@ -235,9 +235,7 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
         activity.record(issue.parent_id, user.id, "sub_issue_added", new=activity.issue_ref(issue), at=now)
     notifications.deliver(issue, user.id, notifications.Audience().add([issue.assignee_id], "assigned"), now)
     webhooks.emit(issue.organization_id, "issue.created", {"issue": webhooks.issue_data(issue)}, user, now)
-    view = IssueView(issue, children_count=0)
-    custom_fields.attach([view])
-    return view
+    return IssueView(issue, children_count=0, custom_fields=shown_fields)
 
 
 def _by_key(project: Project, key: str, lock: str | None = None, bare: bool = False) -> Issue:
