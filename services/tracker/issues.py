@@ -350,7 +350,7 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         plans.add_storage(issue.project_id, after - before)
     reparented = "parent_id" in changes and changes["parent_id"] != issue.parent_id
     was = activity.snapshot(issue, with_parent=reparented)
-    counted = issue_counts.shape_of(issue)
+    counted_before = issue_counts.shape_of(issue)
     retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
@@ -368,7 +368,7 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     if placement:
         ranking.place(issue, **placement)
     db.session.refresh(issue)
-    issue_counts.record(issue.project_id, counted, issue_counts.shape_of(issue))
+    issue_counts.record(issue.project_id, counted_before, issue_counts.shape_of(issue))
     now = utcnow()
     changed = activity.record_changes(
         issue, user.id, was, activity.snapshot(issue, with_parent=reparented), now
