@@ -126,7 +126,7 @@ def build(url: str, issues: int, seed: int) -> None:
         rules.get_rules(for_update=True)  # the rules row the grade matrix reads
         db.session.commit()
     project, members, status_ids, label_ids = tracker_bench.setup_tenant(app)
-    tracker_bench.load_issues(url, project, members, status_ids, label_ids, issues, seed)
+    tracker_bench.load_issues(app, url, project, members, status_ids, label_ids, issues, seed)
     _link_detail_issue(app, project.id)
     with app.app_context():
         db.engine.dispose()

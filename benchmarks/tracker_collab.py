@@ -294,7 +294,7 @@ def main() -> None:
     project, members, status_ids, label_ids = base.setup_tenant(app)
     reloaded = args.reload or base.issue_count(url, project) != args.issues
     if reloaded:
-        base.load_issues(url, project, members, status_ids, label_ids, args.issues, args.seed)
+        base.load_issues(app, url, project, members, status_ids, label_ids, args.issues, args.seed)
     if reloaded or loaded(url) != args.comments + BUSY_COMMENTS:
         load_collaboration(url, project, members, args.comments, args.notifications, args.seed)
     print(f"{base.issue_count(url, project):,} issues, {loaded(url):,} comments")

@@ -34,7 +34,7 @@ from config import normalize_database_url  # noqa: E402
 from extensions import db  # noqa: E402
 from models.tracker import Project, Workspace  # noqa: E402
 from services import auth as auth_service  # noqa: E402
-from services.tracker import accounts, custom_fields, workspaces  # noqa: E402
+from services.tracker import accounts, custom_fields, issue_counts, workspaces  # noqa: E402
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/giro_bench_custom_fields"
 API = "/tracker/api/v1"
@@ -131,6 +131,8 @@ def load(project: Project, owner_id, issues: int) -> None:
     db.session.execute(
         text("UPDATE projects SET issue_count = :n, issue_counter = :n WHERE id = :project"), params
     )
+    # The list's counts, summed from the issues just inserted (as migration 0028 does).
+    issue_counts.rebuild(project.id)
     db.session.commit()
     db.session.execute(text("ANALYZE issues"))
     db.session.execute(text("ANALYZE custom_field_values"))

@@ -242,6 +242,59 @@ class TitleGramCount(db.Model):
     issue_count: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class IssueCount(db.Model):
+    """How many of a project's issues have each combination of status, type, priority and assignee.
+
+    A list filtered on those fields only sums a few of these rows for its exact
+    total, however many issues match. Kept in the transaction of every change of
+    those fields (services.tracker.issue_counts); counts may fall to zero, rows stay.
+    ``assignee_id`` is ``NO_ASSIGNEE`` (the nil UUID) for unassigned issues: a key
+    column cannot be null.
+    """
+
+    __tablename__ = "issue_counts"
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    status_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("statuses.id", ondelete="CASCADE"), primary_key=True
+    )
+    type: Mapped[str] = mapped_column(String(20), primary_key=True)
+    priority: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    assignee_id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)
+    issue_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class IssueLabelCount(db.Model):
+    """The same counts for the issues carrying a label (``label_id = other_label_id``) and
+    carrying both of two labels (``label_id < other_label_id``).
+
+    One label's total is its own rows; two labels' ("any of") is both labels' rows
+    less the pair's. A label's rows go with it (cascade), as its links do.
+    """
+
+    __tablename__ = "issue_label_counts"
+    __table_args__ = (CheckConstraint("label_id <= other_label_id", name="labels_ordered"),)
+
+    project_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    label_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True
+    )
+    other_label_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("labels.id", ondelete="CASCADE"), primary_key=True
+    )
+    status_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("statuses.id", ondelete="CASCADE"), primary_key=True
+    )
+    type: Mapped[str] = mapped_column(String(20), primary_key=True)
+    priority: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    assignee_id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)
+    issue_count: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class IssueTitleTerm(db.Model):
     """Which words each issue's title holds (the inverted index of title search)."""
 

@@ -144,4 +144,9 @@ _INSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
 
 def insert(table):
     """An INSERT that can take ON CONFLICT, in the dialect of the two supported engines."""
-    return _INSERT[db.session.get_bind().dialect.name](table)
+    return insert_for(db.session.get_bind().dialect.name, table)
+
+
+def insert_for(dialect: str, table):
+    """``insert`` for a dialect named in advance (statements built once and kept)."""
+    return _INSERT[dialect](table)

@@ -306,7 +306,8 @@ def write_values(
     creating: bool,
 ) -> dict[str, dict[str, Any]]:
     """Validate and store the ``custom_fields`` of an issue's create or PATCH body; answers what
-    changed on PATCH (``{"custom_fields.<slug>": {"old", "new"}}``, for the webhooks).
+    changed on PATCH (``{"custom_fields.<slug>": {"old", "new"}}``, for the webhooks), and on
+    create the new issue's values as ``attach`` shows them (no second read of the fields).
 
     Only the fields named change; ``null`` clears one. On create every required
     field must be given; on PATCH a required field cannot be cleared. Each field
@@ -349,8 +350,9 @@ def write_values(
                 )
     if errors:
         raise ValidationFailed(errors)
+    shown: dict[uuid.UUID, Any] = {}
     if not parsed:
-        return {}
+        return {field.slug: None for field in fields} if creating else {}
     changed: dict[str, dict[str, Any]] = {}
     current: dict[uuid.UUID, list[CustomFieldValue]] = {}
     if not creating:
@@ -363,7 +365,7 @@ def write_values(
     for field_id, (field, stored) in parsed.items():
         old = _shown(field, current.get(field_id, []))
         new_rows = _rows(issue.id, field, stored)
-        new = _shown(field, new_rows)
+        new = shown[field_id] = _shown(field, new_rows)
         if old == new:
             continue
         for row in current.get(field_id, []):
@@ -375,6 +377,8 @@ def write_values(
             )
             changed[f"custom_fields.{field.slug}"] = {"old": old, "new": new}
     db.session.flush()
+    if creating:
+        return {field.slug: shown.get(field.id) for field in fields}
     return changed
 
 

@@ -19,7 +19,7 @@ from extensions import db
 from models.auth import User, initials
 from models.tracker import PRIORITIES, PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import NotFoundError
-from services.tracker import custom_fields, search
+from services.tracker import custom_fields, issue_counts, search
 from services.tracker.access import READ, Access, project_access
 from services.tracker.issues import KEY, MAX_NUMBER, MAX_PER_PAGE, IssueView
 
@@ -185,13 +185,14 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
     if not used:
         # Read with the access check (``locate_project`` refreshes the row): no statement of its own.
         return project.issue_count or 0
+    if issue_counts.answers(filters, used):
+        # Status, type, priority, assignee and up to two labels: a sum of counters kept on write.
+        return issue_counts.total(project.id, filters)
     if used == {"label_id"}:
-        # Labels belong to one project, so counting their issue links (index-only) is the
-        # same as counting the project's issues that carry any of them.
+        # Three labels or more (the counters answer one or two). Labels belong to one project,
+        # so counting their issue links (index-only) is the same as counting the project's
+        # issues that carry any of them.
         own_labels = select(Label.id).where(Label.project_id == project.id, Label.id.in_(filters["label_id"]))
-        if len(set(filters["label_id"])) == 1:
-            # One label links an issue at most once: its links are counted as they are, no de-duplication.
-            return db.session.scalar(select(func.count()).where(IssueLabel.label_id.in_(own_labels))) or 0
         links = select(IssueLabel.issue_id).where(IssueLabel.label_id.in_(own_labels)).distinct().subquery()
         return db.session.scalar(select(func.count()).select_from(links)) or 0
     if used == {"q"}:

@@ -22,7 +22,16 @@ from models.base import utcnow
 from models.tracker import PRIORITY_RANK, Issue, IssueRelation, Label, Project, Status
 from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
-from services.tracker import activity, custom_fields, notifications, plans, ranking, search, webhooks
+from services.tracker import (
+    activity,
+    custom_fields,
+    issue_counts,
+    notifications,
+    plans,
+    ranking,
+    search,
+    webhooks,
+)
 from services.tracker.access import READ, WRITE, Access, is_member, project_access
 
 KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]{1,9})-([1-9][0-9]{0,9})\Z")
@@ -65,9 +74,11 @@ def _referenced(model, *conditions):
     return db.session.scalars(query.execution_options(populate_existing=True)).all()
 
 
-def _validate_references(project: Project, access: Access, data: dict, issue: Issue | None = None) -> None:
-    """Referenced status, labels, assignee and parent must belong where the issue lives."""
+def _validate_references(project: Project, access: Access, data: dict, issue: Issue | None = None) -> dict:
+    """Referenced status, labels, assignee and parent must belong where the issue lives.
+    Answers the status found (``{"status_id": Status}``) when one was given."""
     errors: list[FieldError] = []
+    loaded: dict = {}
     status_id = data.get("status_id")
     if status_id is not None:
         status = next(iter(_referenced(Status, Status.id == status_id)), None)
@@ -75,6 +86,8 @@ def _validate_references(project: Project, access: Access, data: dict, issue: Is
             errors.append(
                 _field("status_id", "No such status in this project", reason="status_not_in_project")
             )
+        else:
+            loaded["status_id"] = status
     assignee_id = data.get("assignee_id")
     if assignee_id is not None and not is_member(access.organization.id, assignee_id):
         errors.append(
@@ -117,6 +130,7 @@ def _validate_references(project: Project, access: Access, data: dict, issue: Is
         )
     if errors:
         raise ValidationFailed(errors)
+    return loaded
 
 
 def _would_cycle(issue_id: uuid.UUID, new_parent_id: uuid.UUID) -> bool:
@@ -180,11 +194,12 @@ def _set_labels(issue: Issue, label_ids: list[uuid.UUID]) -> None:
 
 def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> IssueView:
     project, access = project_access(user, slug, project_id, WRITE)
-    _validate_references(project, access, data)
+    referenced = _validate_references(project, access, data)
     text_bytes = plans.text_bytes(data["title"], data.get("description"))
-    plans.ensure_within_limit(access.organization, "issues")
-    plans.ensure_within_limit(access.organization, "storage_bytes", text_bytes)
-    status_id = data.get("status_id") or _default_status(project).id
+    plans.ensure_within_limits(access.organization, {"issues": 1, "storage_bytes": text_bytes})
+    # Held here: the session keeps loaded rows only while something references them, and the
+    # response shows the status.
+    status = referenced.get("status_id") or _default_status(project)
     now = utcnow()
     issue = Issue(
         project_id=project.id,
@@ -196,7 +211,8 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
         description=data.get("description"),
         type=data.get("type") or "task",
         priority=PRIORITY_RANK[data.get("priority") or "none"],
-        status_id=status_id,
+        status_id=status.id,
+        status=status,
         assignee_id=data.get("assignee_id"),
         parent_id=data.get("parent_id"),
         start_date=data.get("start_date"),
@@ -210,7 +226,8 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
     _set_labels(issue, data.get("label_ids") or [])
     search.index_title(issue)
     db.session.flush()
-    custom_fields.write_values(
+    issue_counts.record(project.id, None, issue_counts.shape_of(issue))
+    shown_fields = custom_fields.write_values(
         issue, access.organization, data.get("custom_fields"), user.id, now, creating=True
     )
     activity.record(issue.id, user.id, "created", new={"key": issue.key, "title": issue.title}, at=now)
@@ -218,9 +235,7 @@ def create_issue(user: User, slug: str, project_id: uuid.UUID, data: dict) -> Is
         activity.record(issue.parent_id, user.id, "sub_issue_added", new=activity.issue_ref(issue), at=now)
     notifications.deliver(issue, user.id, notifications.Audience().add([issue.assignee_id], "assigned"), now)
     webhooks.emit(issue.organization_id, "issue.created", {"issue": webhooks.issue_data(issue)}, user, now)
-    view = IssueView(issue, children_count=0)
-    custom_fields.attach([view])
-    return view
+    return IssueView(issue, children_count=0, custom_fields=shown_fields)
 
 
 def _by_key(project: Project, key: str, lock: str | None = None, bare: bool = False) -> Issue:
@@ -335,6 +350,7 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
         plans.add_storage(issue.project_id, after - before)
     reparented = "parent_id" in changes and changes["parent_id"] != issue.parent_id
     was = activity.snapshot(issue, with_parent=reparented)
+    counted_before = issue_counts.shape_of(issue)
     retitled = "title" in changes and changes["title"] != issue.title
     for name in EDITABLE:
         if name in changes:
@@ -352,6 +368,7 @@ def update_issue(user: User, slug: str, project_id: uuid.UUID, key: str, changes
     if placement:
         ranking.place(issue, **placement)
     db.session.refresh(issue)
+    issue_counts.record(issue.project_id, counted_before, issue_counts.shape_of(issue))
     now = utcnow()
     changed = activity.record_changes(
         issue, user.id, was, activity.snapshot(issue, with_parent=reparented), now
@@ -466,6 +483,8 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
         .execution_options(synchronize_session=False)
     )
     titles = list(db.session.scalars(select(Issue.search_text).where(Issue.id.in_(ids))))
+    counted = issue_counts.Tally(issue.project_id)
+    counted.forget(ids)
     db.session.execute(delete(Issue).where(Issue.id.in_(ids)).execution_options(synchronize_session=False))
     # Every id is locked and present: the sub-tree deleted is exactly ``ids`` (the
     # statement's row count would miss the rows its cascade removed first).
@@ -477,6 +496,7 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
     )
     # After the project row, as a create takes them: the two never wait on each other in a circle.
     search.forget_titles(issue.project_id, titles)
+    counted.write()
 
 
 MAX_BULK = 100
@@ -510,8 +530,11 @@ def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], c
     targets = _bulk_targets(project, keys)
     now = utcnow()
     updated = 0
+    # Written once, after every issue: one statement, its rows in key order.
+    counted = issue_counts.Tally(project.id)
     for issue in targets:
         was = activity.snapshot(issue, with_parent=False)
+        before = issue_counts.shape_of(issue)
         for name in ("status_id", "assignee_id"):
             if name in changes:
                 setattr(issue, name, changes[name])
@@ -524,6 +547,7 @@ def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], c
                 _set_labels(issue, sorted(wanted))
         db.session.flush()
         db.session.refresh(issue)
+        counted.change(before, issue_counts.shape_of(issue))
         after = activity.snapshot(issue, with_parent=False)
         changed = activity.record_changes(issue, user.id, was, after, now)
         if changed:
@@ -531,6 +555,7 @@ def bulk_update(user: User, slug: str, project_id: uuid.UUID, keys: list[str], c
             updated += 1
             _notify_changes(issue, user, changed, now)
             _emit_updated(issue, user, was, after, changed, now)
+    counted.write()
     db.session.flush()
     return updated
 

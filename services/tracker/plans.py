@@ -129,21 +129,42 @@ def usage(organization_id: uuid.UUID, resource: str) -> int:
 
 def ensure_within_limit(organization: Organization, resource: str, adding: int = 1) -> None:
     """Refuse (402) a creation that would take the organization past its plan limit."""
-    if adding <= 0:
+    ensure_within_limits(organization, {resource: adding})
+
+
+# Usage the projects' counters hold: read together, in one statement.
+_PROJECT_COUNTERS = {"issues": Project.issue_count, "storage_bytes": Project.storage_bytes}
+
+
+def ensure_within_limits(organization: Organization, adding: dict[str, int]) -> None:
+    """``ensure_within_limit`` for several resources at once (checked in the order given),
+    under one lock of the organization row."""
+    adding = {resource: amount for resource, amount in adding.items() if amount > 0}
+    if not adding:
         return
     # Lock the organization row so concurrent creations cannot both squeeze under the limit.
     db.session.execute(select(Organization.id).where(Organization.id == organization.id).with_for_update())
-    limit = int(organization.plan_limits.get(resource, 0))
-    current = usage(organization.id, resource)
-    if current + adding > limit:
-        raise PlanLimitError(
-            f"The {organization.plan_id} plan of this organization allows {limit} {resource.replace('_', ' ')}",
-            resource=resource,
-            limit=limit,
-            current=current,
-            plan=organization.plan_id,
-            reason="plan_limit_reached",
-        )
+    counted = [resource for resource in adding if resource in _PROJECT_COUNTERS]
+    current: dict[str, int] = {}
+    if counted:
+        sums = db.session.execute(
+            select(*(func.sum(_PROJECT_COUNTERS[resource]) for resource in counted)).where(
+                Project.organization_id == organization.id
+            )
+        ).one()
+        current = {resource: int(total or 0) for resource, total in zip(counted, sums, strict=True)}
+    for resource, amount in adding.items():
+        used = current[resource] if resource in current else usage(organization.id, resource)
+        limit = int(organization.plan_limits.get(resource, 0))
+        if used + amount > limit:
+            raise PlanLimitError(
+                f"The {organization.plan_id} plan of this organization allows {limit} {resource.replace('_', ' ')}",
+                resource=resource,
+                limit=limit,
+                current=used,
+                plan=organization.plan_id,
+                reason="plan_limit_reached",
+            )
 
 
 def plans_with_feature(feature: str) -> list[Plan]:

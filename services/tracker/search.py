@@ -26,12 +26,12 @@ import unicodedata
 import uuid
 from collections import Counter
 
-from sqlalchemy import and_, delete, distinct, false, func, insert, select
+from sqlalchemy import and_, delete, distinct, false, func, insert, inspect, literal, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from extensions import db
 from models.tracker import Issue, IssueTitleTerm, TitleGramCount, TitleTerm
-from services import unique
+from services import counters, unique
 from services.text import contains_pattern
 
 # Words are indexed up to this many characters (after normalising): a longer
@@ -88,20 +88,8 @@ def add_grams(project_id: uuid.UUID, deltas: Counter) -> None:
     pieces take their row locks in the same order and never wait on each other
     in a circle.
     """
-    rows = [
-        {"project_id": project_id, "gram": gram, "issue_count": delta}
-        for gram, delta in sorted(deltas.items())
-        if delta
-    ]
-    if not rows:
-        return
-    statement = unique.insert(TitleGramCount).values(rows)
-    db.session.execute(
-        statement.on_conflict_do_update(
-            index_elements=["project_id", "gram"],
-            set_={"issue_count": TitleGramCount.issue_count + statement.excluded.issue_count},
-        )
-    )
+    rows = [(project_id, gram, delta) for gram, delta in sorted(deltas.items()) if delta]
+    counters.add(TitleGramCount.__table__, ("project_id", "gram"), "issue_count", rows)
 
 
 def count_gram(project_id: uuid.UUID, gram: str) -> int:
@@ -126,6 +114,8 @@ def forget_titles(project_id: uuid.UUID, search_texts: list[str]) -> None:
 
 def index_title(issue: Issue) -> None:
     """(Re)write what search knows of an issue's title; part of the caller's transaction."""
+    # A new issue has no words indexed yet: nothing to delete.
+    new = inspect(issue).pending
     before = grams_of(issue.search_text)
     issue.search_text = searchable(issue.title)
     after = grams_of(issue.search_text)
@@ -133,20 +123,25 @@ def index_title(issue: Issue) -> None:
     deltas.subtract(before - after)
     db.session.flush()
     add_grams(issue.project_id, deltas)
-    db.session.execute(delete(IssueTitleTerm).where(IssueTitleTerm.issue_id == issue.id))
-    terms = terms_of(issue.title)
+    if not new:
+        db.session.execute(delete(IssueTitleTerm).where(IssueTitleTerm.issue_id == issue.id))
+    terms = sorted(terms_of(issue.title))
     if not terms:
         return
     # Concurrent creates may add the same new word: the unique key settles it.
     db.session.execute(
-        unique.insert(TitleTerm)
-        .values([{"project_id": issue.project_id, "term": term} for term in sorted(terms)])
-        .on_conflict_do_nothing(index_elements=["project_id", "term"])
+        unique.insert(TitleTerm.__table__).on_conflict_do_nothing(index_elements=["project_id", "term"]),
+        [{"project_id": issue.project_id, "term": term} for term in terms],
     )
-    term_ids = db.session.scalars(
-        select(TitleTerm.id).where(TitleTerm.project_id == issue.project_id, TitleTerm.term.in_(terms))
-    ).all()
-    db.session.execute(insert(IssueTitleTerm), [{"term_id": tid, "issue_id": issue.id} for tid in term_ids])
+    # The words' ids and the links in one statement (the words are in place, ours or another's).
+    db.session.execute(
+        insert(IssueTitleTerm).from_select(
+            ["term_id", "issue_id"],
+            select(TitleTerm.id, literal(issue.id, IssueTitleTerm.issue_id.type)).where(
+                TitleTerm.project_id == issue.project_id, TitleTerm.term.in_(terms)
+            ),
+        )
+    )
 
 
 def condition(q: str) -> ColumnElement[bool]:
