@@ -22,6 +22,7 @@ from services.stock.import_csv import SIZE_SEPARATOR, ImportRejected
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _COPY_CHUNK = 50_000
 _SQLITE_CACHE_KIB = 256 * 1024
+_INDEX_BUILD_MEMORY = "256MB"
 
 
 # --------------------------------------------------------------------------- references
@@ -148,12 +149,72 @@ def _sync_postgres(
         # being written.
         cur.execute(f"DELETE FROM {staging} s USING {table} t WHERE {same_key}")
         present = cur.rowcount
-        cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staging}")
+        adding = len(rows) - present
+        rebuild = _drop_postgres_indexes(cur, table) if _is_bulk_load(cur, table, adding, "%s") else []
+        # Without indexes the order does not matter; with them, rows in primary
+        # key order touch each index page once instead of at random.
+        order = "" if rebuild else f" ORDER BY {', '.join(key)}"
+        cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {staging}{order}")
         counts.inserted = cur.rowcount
+        for statement in rebuild:
+            cur.execute(statement)
         # ON COMMIT DROP does not fire when the caller's commit only releases a savepoint.
         cur.execute(f"DROP TABLE {staging}")
     counts.unchanged = present - counts.updated
     return counts
+
+
+def _is_bulk_load(cur, table: str, adding: int, placeholder: str) -> bool:
+    """Whether ``table`` holds no more rows than an import is about to add to it.
+
+    Then building its indexes afresh (one sort each) and checking its foreign
+    keys in one join costs less than maintaining them row by row, as the
+    first load of a history does. Counting stops past ``adding`` rows, so a
+    large table is not read in full to find out.
+    """
+    if adding <= 0:
+        return False
+    cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT {placeholder}) t", (adding + 1,))
+    return cur.fetchone()[0] <= adding
+
+
+def _drop_postgres_indexes(cur, table: str) -> list[str]:
+    """Drop ``table``'s indexes, primary key and foreign keys; the statements that restore them.
+
+    DDL is transactional in PostgreSQL: a failure or rollback brings every
+    one back. The table stays locked (ACCESS EXCLUSIVE) until the import
+    commits, and so do the tables its foreign keys reference, which is why
+    this is kept to loads into a table that is empty or nearly so. A table
+    other tables reference keeps everything (its keys must stay in place).
+    """
+    cur.execute("SELECT 1 FROM pg_constraint WHERE confrelid = %s::regclass LIMIT 1", (table,))
+    if cur.fetchone():
+        return []
+    # Foreign keys last, so their checks run once the rows are all in.
+    cur.execute(
+        "SELECT format('%%I', conname), pg_get_constraintdef(oid) FROM pg_constraint "
+        "WHERE conrelid = %s::regclass AND contype IN ('p', 'u', 'x', 'f') "
+        "ORDER BY contype = 'f', conname",
+        (table,),
+    )
+    constraints = cur.fetchall()
+    cur.execute(
+        "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i "
+        "WHERE i.indrelid = %s::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint c "
+        "WHERE c.conrelid = i.indrelid AND c.conindid = i.indexrelid) ORDER BY 1",
+        (table,),
+    )
+    indexes = cur.fetchall()
+    if constraints:
+        cur.execute(f"ALTER TABLE {table} " + ", ".join(f"DROP CONSTRAINT {name}" for name, _ in constraints))
+    if indexes:
+        cur.execute("DROP INDEX " + ", ".join(name for name, _ in indexes))
+    return [
+        # Index builds sort in memory rather than in temporary files.
+        f"SET LOCAL maintenance_work_mem = '{_INDEX_BUILD_MEMORY}'",
+        *(definition for _, definition in indexes),
+        *(f"ALTER TABLE {table} ADD CONSTRAINT {name} {definition}" for name, definition in constraints),
+    ]
 
 
 def _sync_sqlite(
@@ -195,14 +256,34 @@ def _sync_sqlite(
             counts.updated = len(updates)
         # B-tree inserts in primary key order touch each page once.
         inserts.sort()
+        rebuild = _drop_sqlite_indexes(cur, table) if _is_bulk_load(cur, table, len(inserts), "?") else []
         placeholders = ", ".join("?" for _ in range(len(key) + 1))
         chunk = 100_000
         for start in range(0, len(inserts), chunk):
             cur.executemany(
                 f"INSERT INTO {table} ({cols}) VALUES ({placeholders})", inserts[start : start + chunk]
             )
+        for statement in rebuild:
+            cur.execute(statement)
         counts.inserted = len(inserts)
     finally:
         cur.execute(f"PRAGMA cache_size = {int(previous_cache)}")
         cur.close()
     return counts
+
+
+def _drop_sqlite_indexes(cur, table: str) -> list[str]:
+    """Drop ``table``'s secondary indexes; the statements that recreate them.
+
+    Inside the import's transaction: readers keep seeing the indexes of the
+    last commit, and a rollback brings them back. The primary key's own
+    index cannot be dropped and stays.
+    """
+    cur.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+        (table,),
+    )
+    indexes = cur.fetchall()
+    for name, _ in indexes:
+        cur.execute(f'DROP INDEX "{name}"')
+    return [definition for _, definition in indexes]
