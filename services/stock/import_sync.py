@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from sqlalchemy import select
 
@@ -23,6 +24,10 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 _COPY_CHUNK = 50_000
 _SQLITE_CACHE_KIB = 256 * 1024
 _INDEX_BUILD_MEMORY = "256MB"
+# SQLite's limit on parameters per statement before 3.32 (999); newer builds allow more.
+_SQLITE_MAX_PARAMETERS = 999
+# Rows flattened into one parameter list at a time.
+_SQLITE_CHUNK = 100_000
 
 
 # --------------------------------------------------------------------------- references
@@ -257,12 +262,7 @@ def _sync_sqlite(
         # B-tree inserts in primary key order touch each page once.
         inserts.sort()
         rebuild = _drop_sqlite_indexes(cur, table) if _is_bulk_load(cur, table, len(inserts), "?") else []
-        placeholders = ", ".join("?" for _ in range(len(key) + 1))
-        chunk = 100_000
-        for start in range(0, len(inserts), chunk):
-            cur.executemany(
-                f"INSERT INTO {table} ({cols}) VALUES ({placeholders})", inserts[start : start + chunk]
-            )
+        _insert_sqlite(cur, f"INSERT INTO {table} ({cols}) VALUES ", len(key) + 1, inserts)
         for statement in rebuild:
             cur.execute(statement)
         counts.inserted = len(inserts)
@@ -270,6 +270,23 @@ def _sync_sqlite(
         cur.execute(f"PRAGMA cache_size = {int(previous_cache)}")
         cur.close()
     return counts
+
+
+def _insert_sqlite(cur, insert: str, width: int, rows: Sequence[tuple]) -> None:
+    """``rows`` inserted many to a statement: binding one long VALUES list costs SQLite
+    and the driver much less per row than running a one-row statement per row."""
+    per_statement = _SQLITE_MAX_PARAMETERS // width
+    full = len(rows) - len(rows) % per_statement
+    chunk = per_statement * max(1, _SQLITE_CHUNK // per_statement)
+    step = per_statement * width
+    row_values = "(" + ", ".join("?" * width) + ")"
+    many = insert + ", ".join([row_values] * per_statement)
+    for start in range(0, full, chunk):
+        flat = list(chain.from_iterable(rows[start : min(start + chunk, full)]))
+        cur.executemany(many, (flat[i : i + step] for i in range(0, len(flat), step)))
+    if full < len(rows):
+        rest = rows[full:]
+        cur.execute(insert + ", ".join([row_values] * len(rest)), list(chain.from_iterable(rest)))
 
 
 def _drop_sqlite_indexes(cur, table: str) -> list[str]:

@@ -74,3 +74,31 @@ def test_a_failure_while_rebuilding_leaves_the_table_as_it_was(app, runner, tmp_
     assert "the database refused the import, nothing was imported" in result.output
     assert snapshot(app) == before
     assert table_shape(app, "vendas") == shape
+
+
+@pytest.mark.usefixtures("catalogue")
+def test_hundreds_of_rows_arrive_whole(app, runner, tmp_path):
+    """Rows are written many to a statement: every row of a file arrives, whatever its count."""
+    grid = {"TEN-001-PRT": ["38", "39", "40", "41"], "CAM-002-BCO": ["PP", "P", "M", "G", "GG"]}
+    items = [
+        (loja, sku, size) for loja in ("LJ001", "LJ002") for sku, sizes in grid.items() for size in sizes
+    ]
+
+    def rows(first_day: int, days: int) -> set[tuple[str, str, str, str, int]]:
+        return {
+            (days_ago(app, first_day + d), loja, sku, size, (d + i) % 7)
+            for d in range(days)
+            for i, (loja, sku, size) in enumerate(items)
+        }
+
+    def csv_of(wanted) -> str:
+        return "data,loja,sku,tamanho,qtd\n" + "".join(
+            f"{','.join(map(str, row))}\n" for row in sorted(wanted)
+        )
+
+    first = rows(20, 13)  # 234 rows into the empty table
+    assert "234 inserted" in ok(run_import(runner, tmp_path, "sales", csv_of(first)))
+    assert sales_rows(app) == first
+    second = rows(2, 12)  # 216 more, while the table already holds more than that
+    assert "216 inserted" in ok(run_import(runner, tmp_path, "sales", csv_of(second), name="more.csv"))
+    assert sales_rows(app) == first | second
