@@ -163,17 +163,19 @@ def _records(lines: Iterable[str], kind: str, errors: ImportErrors) -> Iterator[
         width = len(names)
         order = [names.index(c) for c in expected]
         in_order = order == list(range(width))
+        strip = str.strip
         for fields in reader:
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            line = reader.line_num
+            # Every kind has several columns, so a blank row never has ``width`` fields.
             if len(fields) != width:
-                errors.add(ImportRejected(line, f"expected {width} fields, found {len(fields)}"))
+                if fields and not (len(fields) == 1 and not fields[0].strip()):
+                    errors.add(
+                        ImportRejected(reader.line_num, f"expected {width} fields, found {len(fields)}")
+                    )
                 continue
             if in_order:
-                yield line, [f.strip() for f in fields]
+                yield reader.line_num, list(map(strip, fields))
             else:
-                yield line, [fields[i].strip() for i in order]
+                yield reader.line_num, [strip(fields[i]) for i in order]
     except csv.Error as exc:
         raise errors.fatal(
             ImportRejected(reader.line_num or 1, f"malformed CSV ({exc}); the lines after it were not read")
