@@ -23,7 +23,7 @@ from services.stock.import_csv import SIZE_SEPARATOR, ImportRejected
 _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _COPY_CHUNK = 50_000
 _SQLITE_CACHE_KIB = 256 * 1024
-_INDEX_BUILD_MEMORY = "256MB"
+_WORK_MEMORY = "256MB"
 # SQLite's limit on parameters per statement before 3.32 (999); newer builds allow more.
 _SQLITE_MAX_PARAMETERS = 999
 # Rows flattened into one parameter list at a time.
@@ -132,6 +132,10 @@ def _sync_postgres(
     same_key = " AND ".join(f"t.{c} = s.{c}" for c in key)
     same_scope = " AND ".join(f"t.{c} = p.{c}" for c in scope)
     with raw.cursor() as cur:
+        # Joins of a million rows against as many, and index builds, done in
+        # memory rather than in temporary files (until the import commits).
+        cur.execute(f"SET LOCAL work_mem = '{_WORK_MEMORY}'")
+        cur.execute(f"SET LOCAL maintenance_work_mem = '{_WORK_MEMORY}'")
         cur.execute(f"DROP TABLE IF EXISTS {staging}")
         cur.execute(f"CREATE TEMPORARY TABLE {staging} (LIKE {table}) ON COMMIT DROP")
         with cur.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
@@ -215,8 +219,6 @@ def _drop_postgres_indexes(cur, table: str) -> list[str]:
     if indexes:
         cur.execute("DROP INDEX " + ", ".join(name for name, _ in indexes))
     return [
-        # Index builds sort in memory rather than in temporary files.
-        f"SET LOCAL maintenance_work_mem = '{_INDEX_BUILD_MEMORY}'",
         *(definition for _, definition in indexes),
         *(f"ALTER TABLE {table} ADD CONSTRAINT {name} {definition}" for name, definition in constraints),
     ]
