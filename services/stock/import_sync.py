@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 
 from sqlalchemy import select
 
@@ -238,31 +239,37 @@ def _sync_sqlite(
     cur.execute(f"PRAGMA cache_size = {-_SQLITE_CACHE_KIB}")
     try:
         # What the named scopes hold now, read through the primary key's prefix.
-        scopes = sorted({row[:scope_width] for row in rows})
+        scopes = sorted(set(map(itemgetter(*range(scope_width)), rows)))
+        if scope_width == 1:
+            scopes = [(value,) for value in scopes]
         where_scope = " AND ".join(f"{c} = ?" for c in scope)
         select_sql = f"SELECT {cols} FROM {table} WHERE {where_scope}"
         existing: dict[tuple, int] = {}
         for values in scopes:
             for *old_key, qtd in cur.execute(select_sql, values):
                 existing[tuple(old_key)] = qtd
-        inserts, updates = [], []
-        for row in rows:
-            old = existing.pop(row[:-1], None)
-            if old is None:
-                inserts.append(row)
-            elif old != row[-1]:
-                updates.append((row[-1], *row[:-1]))
-            else:
-                counts.unchanged += 1
-        where_key = " AND ".join(f"{c} = ?" for c in key)
         if existing:
-            cur.executemany(f"DELETE FROM {table} WHERE {where_key}", sorted(existing))
-            counts.removed = len(existing)
-        if updates:
-            cur.executemany(f"UPDATE {table} SET qtd = ? WHERE {where_key}", updates)
-            counts.updated = len(updates)
-        # B-tree inserts in primary key order touch each page once.
-        inserts.sort()
+            inserts, updates = [], []
+            for row in rows:
+                old = existing.pop(row[:-1], None)
+                if old is None:
+                    inserts.append(row)
+                elif old != row[-1]:
+                    updates.append((row[-1], *row[:-1]))
+                else:
+                    counts.unchanged += 1
+            where_key = " AND ".join(f"{c} = ?" for c in key)
+            if existing:
+                cur.executemany(f"DELETE FROM {table} WHERE {where_key}", sorted(existing))
+                counts.removed = len(existing)
+            if updates:
+                cur.executemany(f"UPDATE {table} SET qtd = ? WHERE {where_key}", updates)
+                counts.updated = len(updates)
+            # B-tree inserts in primary key order touch each page once.
+            inserts.sort()
+        else:
+            # The named scopes hold nothing yet: every row is new.
+            inserts = sorted(rows)
         rebuild = _drop_sqlite_indexes(cur, table) if _is_bulk_load(cur, table, len(inserts), "?") else []
         _insert_sqlite(cur, f"INSERT INTO {table} ({cols}) VALUES ", len(key) + 1, inserts)
         for statement in rebuild:
