@@ -141,11 +141,11 @@ def _sync_postgres(
         cur.execute(f"CREATE TEMPORARY TABLE {staging} (LIKE {table}) ON COMMIT DROP")
         with cur.copy(f"COPY {staging} ({cols}) FROM STDIN") as copy:
             # COPY text format built in large chunks: values arrive already
-            # escaped (see copy_escape), so joining them is all it takes.
+            # escaped (see copy_escape), so formatting them is all it takes,
+            # one C-level % per row.
+            line = "\t".join(["%s"] * (len(key) + 1)) + "\n"
             for start in range(0, len(rows), _COPY_CHUNK):
-                copy.write(
-                    "".join(["\t".join(map(str, row)) + "\n" for row in rows[start : start + _COPY_CHUNK]])
-                )
+                copy.write("".join(map(line.__mod__, rows[start : start + _COPY_CHUNK])))
         cur.execute(f"ANALYZE {staging}")
         cur.execute(
             f"DELETE FROM {table} t USING (SELECT DISTINCT {', '.join(scope)} FROM {staging}) p "
