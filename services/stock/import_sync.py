@@ -3,8 +3,10 @@
 
 Rows go through the raw DBAPI connection of the session's own transaction:
 ``COPY`` into a temporary table followed by ``DELETE ... USING``, ``UPDATE ...
-FROM`` and ``INSERT ... SELECT`` on PostgreSQL, ``executemany`` in large chunks
-on SQLite. Only rows that differ are written.
+FROM`` and ``INSERT ... SELECT`` on PostgreSQL, multi-row ``INSERT``s run with
+``executemany`` on SQLite. Only rows that differ are written. A load into a
+table that holds no more rows than it adds drops the table's indexes (and, on
+PostgreSQL, its keys) and builds them once at the end, in the same transaction.
 """
 
 from __future__ import annotations

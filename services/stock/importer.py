@@ -15,9 +15,9 @@ one pass with the ``csv`` module, references are resolved through dicts loaded
 once, and rows are written in bulk on the raw DBAPI connection of the
 session's own transaction: ``COPY`` into a temporary table followed by
 ``DELETE ... USING``, ``UPDATE ... FROM`` and ``INSERT ... SELECT`` on
-PostgreSQL, ``executemany`` in large chunks on SQLite. Only rows that differ
-are written, so an idempotent re-import is cheap. Services never commit; the
-caller commits once.
+PostgreSQL, multi-row ``INSERT``s on SQLite (see ``import_sync``). Only rows
+that differ are written, so an idempotent re-import is cheap. Services never
+commit; the caller commits once.
 
 Imports run one at a time: a second import waits until the first commits and
 then reads what it wrote, so two imports of the same new rows both succeed (the
