@@ -76,6 +76,8 @@ class Venda(db.Model):
     __table_args__ = (
         CheckConstraint("qtd >= 0", name="qtd_non_negative"),
         Index("ix_vendas_produto_loja_data", "produto_id", "loja_id", "data"),
+        # SQLite: rows stored in the primary key itself, not in a rowid table beside it.
+        {"sqlite_with_rowid": False},
     )
 
     # Leading with the day serves the engine's "last N days" range scan and the

@@ -113,14 +113,27 @@ class ImportErrors:
 def _decoded_lines(handle, progress: Progress | None, errors: ImportErrors) -> Iterator[str]:
     """Lines of a binary file decoded as UTF-8, reporting bytes read as it goes. A line that is
     not UTF-8 is an error of its own; it is still handed on (with replacement characters) so
-    the CSV structure around it holds, and its row's own errors are not reported twice."""
-    pending = 0
-    for number, raw in enumerate(handle, start=1):
+    the CSV structure around it holds, and its row's own errors are not reported twice.
+
+    The file is read and decoded a block of lines at a time; only a block holding a bad
+    line is decoded line by line, so each bad line is reported when it is reached."""
+    number = 0
+    while lines := handle.readlines(_PROGRESS_STEP):
         if progress is not None:
-            pending += len(raw)
-            if pending >= _PROGRESS_STEP:
-                progress(pending)
-                pending = 0
+            progress(sum(map(len, lines)))
+        try:
+            decoded = list(map(bytes.decode, lines))
+        except UnicodeDecodeError:
+            decoded = _decoded_one_by_one(lines, number, errors)
+        else:
+            if number == 0 and decoded[0].startswith("\ufeff"):
+                decoded[0] = decoded[0][1:]
+        number += len(lines)
+        yield from decoded
+
+
+def _decoded_one_by_one(lines: list[bytes], before: int, errors: ImportErrors) -> Iterator[str]:
+    for number, raw in enumerate(lines, start=before + 1):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -129,8 +142,6 @@ def _decoded_lines(handle, progress: Progress | None, errors: ImportErrors) -> I
         if number == 1 and line.startswith("\ufeff"):
             line = line[1:]
         yield line
-    if progress is not None and pending:
-        progress(pending)
 
 
 def _records(lines: Iterable[str], kind: str, errors: ImportErrors) -> Iterator[tuple[int, list[str]]]:
@@ -163,17 +174,19 @@ def _records(lines: Iterable[str], kind: str, errors: ImportErrors) -> Iterator[
         width = len(names)
         order = [names.index(c) for c in expected]
         in_order = order == list(range(width))
+        strip = str.strip
         for fields in reader:
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            line = reader.line_num
+            # Every kind has several columns, so a blank row never has ``width`` fields.
             if len(fields) != width:
-                errors.add(ImportRejected(line, f"expected {width} fields, found {len(fields)}"))
+                if fields and not (len(fields) == 1 and not fields[0].strip()):
+                    errors.add(
+                        ImportRejected(reader.line_num, f"expected {width} fields, found {len(fields)}")
+                    )
                 continue
             if in_order:
-                yield line, [f.strip() for f in fields]
+                yield reader.line_num, list(map(strip, fields))
             else:
-                yield line, [fields[i].strip() for i in order]
+                yield reader.line_num, [strip(fields[i]) for i in order]
     except csv.Error as exc:
         raise errors.fatal(
             ImportRejected(reader.line_num or 1, f"malformed CSV ({exc}); the lines after it were not read")

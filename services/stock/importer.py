@@ -15,9 +15,9 @@ one pass with the ``csv`` module, references are resolved through dicts loaded
 once, and rows are written in bulk on the raw DBAPI connection of the
 session's own transaction: ``COPY`` into a temporary table followed by
 ``DELETE ... USING``, ``UPDATE ... FROM`` and ``INSERT ... SELECT`` on
-PostgreSQL, ``executemany`` in large chunks on SQLite. Only rows that differ
-are written, so an idempotent re-import is cheap. Services never commit; the
-caller commits once.
+PostgreSQL, multi-row ``INSERT``s on SQLite (see ``import_sync``). Only rows
+that differ are written, so an idempotent re-import is cheap. Services never
+commit; the caller commits once.
 
 Imports run one at a time: a second import waits until the first commits and
 then reads what it wrote, so two imports of the same new rows both succeed (the
@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -313,6 +314,9 @@ def _close_arrived(seen: dict[tuple[str, str, str], int], qtds: list[int], postg
     return transit.close_arrived(named, file_qtd)
 
 
+_DAY_AND_STORE = itemgetter(0, 1)
+
+
 def _import_sales(records: Rows, summary: ImportSummary, errors: ImportErrors) -> None:
     postgres = is_postgres()
     stores = store_ids(postgres)
@@ -352,10 +356,11 @@ def _import_sales(records: Rows, summary: ImportSummary, errors: ImportErrors) -
         qtds.append(quantity)
     summary.rows = rows
     errors.raise_if_any()
-    summary.scopes = len({key[:2] for key in seen})
+    summary.scopes = len(set(map(_DAY_AND_STORE, seen)))
     if not seen:
         return
-    new_rows = [(*key, q) for key, q in zip(seen, qtds, strict=True)]
+    # (*key, qtd) tuples, built by C-level map rather than a Python loop.
+    new_rows = list(map(tuple.__add__, seen, zip(qtds)))
     # Only the rows are needed from here on; free the duplicate check's index early.
     seen.clear()
     qtds.clear()

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from extensions import db
 from models.jobs import Job
 from models.stock import ImportLog, Loja
-from services.stock import importer
+from services.stock import import_csv, importer
 from tests.factories import make_user
 from tests.stock.test_import import PRODUCTS, STORES, days_ago, ok, run_import, snapshot
 from tests.test_pages_remanejamento import hx, sign_in, text
@@ -236,3 +236,30 @@ def test_the_import_job_lists_every_bad_line(client, ctx):
     page = html.unescape(text(client.get(answer.headers["Location"])))
     assert "<li>linha 4: store 'SP02' already appears on line 2</li>" in page
     assert db.session.scalar(select(Loja).where(Loja.codigo == "SP02")) is None
+
+
+def test_bad_bytes_deep_in_a_file_are_reported_on_their_line_once(
+    app, runner, tmp_path, monkeypatch, stores_and_products
+):
+    """The file is read and decoded a block of lines at a time: a line that is not UTF-8 is still
+    reported on its own line, once, among the other errors in line order, and a BOM is skipped."""
+    monkeypatch.setattr(import_csv, "_PROGRESS_STEP", 64)  # blocks of two lines
+    d1 = days_ago(app, 2)
+    body = (
+        "\ufeffdata,loja,sku,tamanho,qtd\n"
+        f"{d1},LJ001,TEN-001-PRT,38,1\n{d1},LJ001,TEN-001-PRT,39,1\n"
+        f"{d1},LJ001,TEN-001-PRT,99,1\n"
+        f"{d1},LJé,TEN-001-PRT,40,1\n"
+        f"{d1},LJ001,TEN-001-PRT,40,1\n{d1},LJ001,TEN-404,41,1\n"
+    )
+    path = tmp_path / "sales.csv"
+    path.write_bytes(body.encode("utf-8").replace("LJé".encode(), "LJé".encode("latin-1")))
+    before = snapshot(app)
+    result = runner.invoke(args=["import", "sales", str(path)])
+    assert result.exit_code == 1
+    assert error_lines(result.output) == [
+        "line 4: size '99' is not in the grid of TEN-001-PRT (38|39|40|41)",
+        "line 5: the file is not valid UTF-8",
+        "line 7: unknown sku 'TEN-404'",
+    ]
+    assert snapshot(app) == before
