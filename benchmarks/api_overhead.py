@@ -93,11 +93,21 @@ def _plain(url: str) -> str:
     return url.replace("postgresql+psycopg://", "postgresql://")
 
 
+def _schema_head() -> str:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(ROOT / "migrations")).get_current_head()
+
+
 def _has_data(url: str, issues: int) -> bool:
+    """Data built by ``build`` on the current schema (a database of an older schema is rebuilt)."""
     import psycopg
 
     try:
         with psycopg.connect(_plain(url)) as conn:
+            version = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+            if version is None or version[0] != _schema_head():
+                return False
             lotes = conn.execute("SELECT count(*) FROM lotes").fetchone()[0]
             count = conn.execute("SELECT count(*) FROM issues").fetchone()[0]
             planner = conn.execute("SELECT count(*) FROM users WHERE email = %s", (PLANNER,)).fetchone()[0]
