@@ -36,10 +36,11 @@ from services.stock.engine_demand import (
 from services.stock.engine_plan import (
     MIN_LOT_GAIN,
     MIN_UNIT_GAIN,
+    CellValues,
     Plan,
     cd_keep_value,
+    cell_values,
     eligibility,
-    held_stock,
     origin_need,
     shipment_cost,
     shipment_values,
@@ -252,7 +253,7 @@ def _score(
 
 
 def _figures(
-    inputs: EngineInput, rules: EngineRules, plan: Plan, demand: Demand, dist: np.ndarray
+    inputs: EngineInput, rules: EngineRules, plan: Plan, demand: Demand, cells: CellValues, dist: np.ndarray
 ) -> _Figures:
     o, d, k, q = plan.origin, plan.dest, plan.item, plan.quantity
     horizon = int(rules.horizon_days)
@@ -263,9 +264,9 @@ def _figures(
     rate = demand.mean
     o_stock, d_stock = stock[o, k], stock[d, k]
     d_est = rate[d, k]
-    gain, loss = shipment_values(inputs, rules, demand, plan)
+    gain, loss = shipment_values(inputs, rules, cells, plan)
     # days of cover count the units already on their way to the destination
-    d_held = held_stock(inputs)[d, k]
+    d_held = cells.held[d, k]
     with np.errstate(divide="ignore", invalid="ignore"):
         days_f = np.where(d_est > 0, np.floor(d_held / d_est), DAYS_CAP)
     days = np.minimum(days_f, DAYS_CAP).astype(np.int64)
@@ -321,6 +322,7 @@ def recommend(
         rate = np.asarray(daily_rate, dtype=np.float64)
         demand = Demand(rate, np.ones(rate.shape))
     dist = distance_matrix(inputs)
+    cells = cell_values(inputs, rules, demand)
     plan = make_plan(
         inputs,
         rules,
@@ -329,10 +331,11 @@ def recommend(
         min_gain=float(min_unit_gain),
         lot_gain=float(min_lot_gain),
         unit_budget=unit_budget,
+        cells=cells,
     )
     if plan.origin.shape[0] == 0:
         return _empty_output()
-    f = _figures(inputs, rules, plan, demand, dist)
+    f = _figures(inputs, rules, plan, demand, cells, dist)
 
     order = np.lexsort((plan.origin, plan.item, plan.dest, -f.score, f.prio_rank))
     o, d, k, q = plan.origin[order], plan.dest[order], plan.item[order], plan.quantity[order]

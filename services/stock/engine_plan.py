@@ -173,6 +173,24 @@ def run_uplift(inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray) -> np
 
 
 @dataclass
+class CellValues:
+    """What every cell holds and may sell over the horizon: computed once per batch, shared by
+    the planning, the route pruning and each shipment's figures (the run uplift is costly)."""
+
+    held: np.ndarray  # (N, K) stock on hand plus units in transit to the cell
+    mu: np.ndarray  # (N, K) expected horizon demand while its customers buy the size, run as held
+    alive: np.ndarray  # (N, K) probability its customers buy the size
+    uplift: np.ndarray  # (N, K) run_uplift: what a missing key size brings back to its run
+
+
+def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> CellValues:
+    held = held_stock(inputs)
+    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
+    alive = np.asarray(demand.alive, dtype=np.float64)
+    return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive))
+
+
+@dataclass
 class _Destinations:
     """Cells that may receive their item, and their units in matching order."""
 
@@ -192,19 +210,20 @@ def plan(
     min_gain: float = MIN_UNIT_GAIN,
     lot_gain: float = MIN_LOT_GAIN,
     unit_budget: int | None = None,
+    cells: CellValues | None = None,
 ) -> Plan:
-    """The batch's shipments (origin, destination, item, quantity)."""
+    """The batch's shipments (origin, destination, item, quantity).
+
+    ``cells`` is ``cell_values(inputs, rules, demand)`` when the caller already has it."""
     n_nodes, n_items = np.asarray(inputs.stock).shape
     qmin = max(int(rules.qtd_minima), 1)
     qmax = int(rules.qtd_maxima)
     if qmax < qmin or n_nodes == 0 or n_items == 0:
         return Plan.empty()
-    held = held_stock(inputs)
-    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
-    alive = np.asarray(demand.alive, dtype=np.float64)
+    cells = cells if cells is not None else cell_values(inputs, rules, demand)
+    held, mu, alive, uplift = cells.held, cells.mu, cells.alive, cells.uplift
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     dest_ok, avail = eligibility(inputs, rules, mu * alive)
-    uplift = run_uplift(inputs, held, mu * alive)
     # qtdMaxima bounds each shipment, not a destination's need: a cell short of more
     # than one lot is served by several origins, one lot each
     dest = _destination_units(
@@ -222,7 +241,7 @@ def plan(
     # among equally priced shipments, the nearest origin
     key = cost + 1e-6 * np.where(np.isfinite(dist), dist, UNKNOWN_KM)
     routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, cost, rules.priorizar_cd, qmin, qmax, n_items)
-    return _prune_routes(routed, inputs, rules, demand, cost)
+    return _prune_routes(routed, inputs, rules, cells, cost)
 
 
 def _destination_units(
@@ -238,8 +257,11 @@ def _destination_units(
 ) -> _Destinations | None:
     """Each candidate destination's units worth receiving (at most ``q_cap``), valued; the first
     qmin at their mean."""
+    # P(D >= s + 1) of each eligible cell: its first unit's value, then the candidates' tails
+    next_unit = np.zeros(mu.shape)
+    next_unit[dest_ok] = prob_at_least(held[dest_ok] + 1, mu[dest_ok])
     first_gain = np.zeros(mu.shape)
-    first_gain[dest_ok] = alive[dest_ok] * prob_at_least(held[dest_ok] + 1, mu[dest_ok]) + uplift[dest_ok]
+    first_gain[dest_ok] = alive[dest_ok] * next_unit[dest_ok] + uplift[dest_ok]
     dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
     dk, dn = (a.astype(np.int32) for a in np.nonzero(dest_cand.T))  # ordered by item, then node
     del dest_cand
@@ -250,7 +272,8 @@ def _destination_units(
     dal = alive[dn, dk]
     # P(D >= s + j) for j = 1, 2, ... by the recursion P(D >= x + 1) = P(D >= x) - p(x),
     # p(x + 1) = p(x) mu / (x + 1): one special-function call per cell, not per unit.
-    tail = prob_at_least(ds + 1, dmu)
+    tail = next_unit[dn, dk]
+    del next_unit, first_gain
     pmf = poisson_pmf(ds + 1, dmu)
     block = uplift[dn, dk].copy()
     for j in range(1, qmin + 1):
@@ -506,7 +529,7 @@ def _route(
 
 
 def shipment_values(
-    inputs: EngineInput, rules: EngineRules, demand: Demand, p: Plan
+    inputs: EngineInput, rules: EngineRules, cells: CellValues, p: Plan
 ) -> tuple[np.ndarray, np.ndarray]:
     """(gain at the destination, loss at the origin) of each shipment, in expected units sold.
 
@@ -514,13 +537,11 @@ def shipment_values(
     a CD loses the value of the units it keeps for later weeks.
     """
     o, d, k, q = p.origin, p.dest, p.item, p.quantity
-    held = held_stock(inputs)
-    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
-    alive = np.asarray(demand.alive, dtype=np.float64)
+    held, mu, alive = cells.held, cells.mu, cells.alive
     d_held = held[d, k]
     gain = alive[d, k] * (expected_sales(d_held + q, mu[d, k]) - expected_sales(d_held, mu[d, k]))
     if (d_held <= 0).any():
-        gain = gain + np.where(d_held <= 0, run_uplift(inputs, held, mu * alive)[d, k], 0.0)
+        gain = gain + np.where(d_held <= 0, cells.uplift[d, k], 0.0)
     n_items = held.shape[1]
     before = sent_before(o, k, q, n_items)
     o_held, o_mu = held[o, k] - before, mu[o, k]
@@ -540,7 +561,9 @@ def sent_before(o: np.ndarray, k: np.ndarray, q: np.ndarray, n_items: int) -> np
     return out
 
 
-def _prune_routes(p: Plan, inputs: EngineInput, rules: EngineRules, demand: Demand, cost: np.ndarray) -> Plan:
+def _prune_routes(
+    p: Plan, inputs: EngineInput, rules: EngineRules, cells: CellValues, cost: np.ndarray
+) -> Plan:
     """Drop the routes whose shipments, together, add less than the trip costs.
 
     One pass: an origin's remaining shipments then lose a little less than valued here,
@@ -549,7 +572,7 @@ def _prune_routes(p: Plan, inputs: EngineInput, rules: EngineRules, demand: Dema
     if p.origin.shape[0] == 0 or (rules.custo_envio <= 0 and rules.custo_km <= 0):
         return p
     n_nodes = cost.shape[0]
-    gain, loss = shipment_values(inputs, rules, demand, p)
+    gain, loss = shipment_values(inputs, rules, cells, p)
     route = p.origin * n_nodes + p.dest
     uniq, inverse = np.unique(route, return_inverse=True)
     value = np.bincount(inverse, weights=gain - loss, minlength=uniq.shape[0])
