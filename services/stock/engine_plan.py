@@ -472,7 +472,10 @@ def _route(
     store_penalty = np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0)
     # origins already serving each destination line: one recommendation per origin, destination, item
     used = np.full((d_item.shape[0], ROUTING_PASSES), -1, dtype=np.int64)
-    opened = np.zeros(cost.shape, dtype=bool)  # routes the batch already uses
+    n_nodes = cost.shape[0]
+    flat_cost = np.ascontiguousarray(cost, dtype=np.float64).ravel()
+    # what a route's trip no longer costs once the batch uses it: its trip, 0 until then
+    opened_trip = np.zeros(n_nodes * n_nodes)
 
     out_o, out_d, out_k, out_q = [], [], [], []
     for p in range(ROUTING_PASSES):
@@ -494,14 +497,15 @@ def _route(
             q = d_q[sel]
             lot = np.minimum(q, qmax)
             safe_nodes = np.maximum(nodes, 0)
+            route = safe_nodes * n_nodes + dnode[:, None]  # flat (origin, destination) index
             valid = (nodes >= 0) & (rem >= qmin) & (nodes != dnode[:, None])
             for u in range(p):
                 valid &= nodes != used[sel, u][:, None]
             key = (
                 np.where(rem >= lot[:, None], 0.0, 1.0e9)
                 + store_penalty[safe_nodes]
-                + cost[safe_nodes, dnode[:, None]]
-                - np.where(opened[safe_nodes, dnode[:, None]], trip[safe_nodes, dnode[:, None]], 0.0)
+                + flat_cost[route]
+                - opened_trip[route]
             )
             key = np.where(valid, key, np.inf)
             best = np.argmin(key, axis=1)
@@ -514,7 +518,8 @@ def _route(
             cand_rem[rows, best] -= send
             left[sel] = q[ok] - send
             used[sel, p] = nodes[lines, best]
-            opened[nodes[lines, best], d_node[sel]] = True
+            opened = route[lines, best]
+            opened_trip[opened] = trip.ravel()[opened]
             out_o.append(nodes[lines, best])
             out_d.append(d_node[sel])
             out_k.append(d_item[sel])
