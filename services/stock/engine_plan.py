@@ -284,8 +284,9 @@ def _destination_units(
     # A minimum lot passes when its average reaches lot_gain: its units get a
     # bonus that brings that bar to min_gain, the bar of the units beyond it.
     bonus = max(min_gain - lot_gain, 0.0)
-    unit_cell = [np.repeat(np.arange(dk.shape[0], dtype=np.int32), qmin)]
-    unit_value = [np.repeat(block + bonus, qmin)]
+    # The qmin units of a lot share one value: each lot is one entry until the sort (below).
+    unit_cell = [np.arange(dk.shape[0], dtype=np.int32)]
+    unit_value = [block + bonus]
     active = np.arange(dk.shape[0], dtype=np.int32)
     for j in range(qmin + 1, q_cap + 1):
         value = dal[active] * tail  # tail is P(D >= s + j) here
@@ -303,7 +304,16 @@ def _destination_units(
     # order: item, then value descending; ties keep the (deterministic) construction order.
     # Values lie in [0, 2) once clipped, so one float key item * 4 + (2 - value) sorts both at once.
     order = np.argsort(dk[u_cell] * 4.0 + (2.0 - np.minimum(u_value, 1.999)), kind="stable")
-    return _Destinations(item=dk, node=dn, urgency=block, unit_cell=u_cell[order], unit_value=u_value[order])
+    # A lot's units were consecutive and equal: the stable sort keeps them together, so each
+    # lot entry now stands for its qmin units.
+    units = np.where(order < dk.shape[0], qmin, 1)
+    return _Destinations(
+        item=dk,
+        node=dn,
+        urgency=block,
+        unit_cell=np.repeat(u_cell[order], units),
+        unit_value=np.repeat(u_value[order], units),
+    )
 
 
 def _origin_losses(
