@@ -54,7 +54,7 @@ def prob_at_least(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
     # the incomplete gamma function is the costly part: only where the answer is not trivial
     live = (x > 0) & (mu > 0)
     if live.all():  # the usual case: no copies in and out of the live cells
-        return pdtrc(x - 1.0, mu)
+        return np.asarray(pdtrc(x - 1.0, mu))  # an array even for scalar arguments, as below
     out = (x <= 0).astype(np.float64)
     out[live] = pdtrc(x[live] - 1.0, mu[live])
     return out
