@@ -19,6 +19,8 @@ Three modules, one job each (``docs/engine.md`` has the full write-up):
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,10 +38,11 @@ from services.stock.engine_demand import (
 from services.stock.engine_plan import (
     MIN_LOT_GAIN,
     MIN_UNIT_GAIN,
+    CellValues,
     Plan,
     cd_keep_value,
+    cell_values,
     eligibility,
-    held_stock,
     origin_need,
     shipment_cost,
     shipment_values,
@@ -170,6 +173,54 @@ def _justifications(
     return lines
 
 
+class Justifications(Sequence[str]):
+    """The justification of each recommendation, built on demand a chunk of lines at a time.
+
+    A batch holds hundreds of thousands of texts of ~400 bytes: the batch writer builds
+    them chunk by chunk while PostgreSQL stores the chunk before (on the other core), and
+    never holds them all at once. The lines are those ``_justifications`` gives for the
+    whole batch (each line depends only on its own row's figures).
+    """
+
+    CHUNK = 10_000
+
+    def __init__(self, columns: dict[str, np.ndarray], *, history_days: int, horizon: int):
+        self._columns = columns
+        self._count = int(columns["q"].shape[0])
+        self._texts = {"history_days": history_days, "horizon": horizon}
+        self._start, self._lines = 0, []  # the chunk built last, for reads by index
+
+    def _build(self, start: int) -> list[str]:
+        stop = min(start + self.CHUNK, self._count)
+        return _justifications(**{n: v[start:stop] for n, v in self._columns.items()}, **self._texts)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[str]:
+        for start in range(0, self._count, self.CHUNK):
+            yield from self._build(start)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        i = operator.index(index)
+        i = i + self._count if i < 0 else i
+        if not 0 <= i < self._count:
+            raise IndexError("justification index out of range")
+        if not self._start <= i < self._start + len(self._lines):
+            self._start = i - i % self.CHUNK
+            self._lines = self._build(self._start)
+        return self._lines[i - self._start]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by content, like a list
+
+
 def _empty_output() -> EngineOutput:
     i32 = np.zeros(0, dtype=np.int32)
     f64 = np.zeros(0, dtype=np.float64)
@@ -252,7 +303,7 @@ def _score(
 
 
 def _figures(
-    inputs: EngineInput, rules: EngineRules, plan: Plan, demand: Demand, dist: np.ndarray
+    inputs: EngineInput, rules: EngineRules, plan: Plan, demand: Demand, cells: CellValues, dist: np.ndarray
 ) -> _Figures:
     o, d, k, q = plan.origin, plan.dest, plan.item, plan.quantity
     horizon = int(rules.horizon_days)
@@ -263,9 +314,9 @@ def _figures(
     rate = demand.mean
     o_stock, d_stock = stock[o, k], stock[d, k]
     d_est = rate[d, k]
-    gain, loss = shipment_values(inputs, rules, demand, plan)
+    gain, loss = shipment_values(inputs, rules, cells, plan)
     # days of cover count the units already on their way to the destination
-    d_held = held_stock(inputs)[d, k]
+    d_held = cells.held[d, k]
     with np.errstate(divide="ignore", invalid="ignore"):
         days_f = np.where(d_est > 0, np.floor(d_held / d_est), DAYS_CAP)
     days = np.minimum(days_f, DAYS_CAP).astype(np.int64)
@@ -321,6 +372,7 @@ def recommend(
         rate = np.asarray(daily_rate, dtype=np.float64)
         demand = Demand(rate, np.ones(rate.shape))
     dist = distance_matrix(inputs)
+    cells = cell_values(inputs, rules, demand)
     plan = make_plan(
         inputs,
         rules,
@@ -329,32 +381,35 @@ def recommend(
         min_gain=float(min_unit_gain),
         lot_gain=float(min_lot_gain),
         unit_budget=unit_budget,
+        cells=cells,
     )
     if plan.origin.shape[0] == 0:
         return _empty_output()
-    f = _figures(inputs, rules, plan, demand, dist)
+    f = _figures(inputs, rules, plan, demand, cells, dist)
 
     order = np.lexsort((plan.origin, plan.item, plan.dest, -f.score, f.prio_rank))
     o, d, k, q = plan.origin[order], plan.dest[order], plan.item[order], plan.quantity[order]
     pair = o * n_items + k
     uniq, inverse = np.unique(pair, return_inverse=True)
     sent_total = np.bincount(inverse, weights=q, minlength=uniq.shape[0]).astype(np.int64)[inverse]
-    justification = _justifications(
-        q=q,
-        dest_stock=f.dest_stock[order],
-        dest_obs=f.dest_obs[order],
-        dest_est=f.dest_est[order],
-        days=f.days[order],
-        origin_is_cd=np.asarray(inputs.node_is_cd, dtype=bool)[o],
-        origin_stock=f.origin_stock[order],
-        origin_obs=f.origin_obs[order],
-        origin_left=f.origin_stock[order] - sent_total,
-        origin_need=f.origin_need[order],
-        gain=f.gain[order],
-        loss=f.loss[order],
-        distance=f.distance[order],
-        campaign_dest=f.campaign_dest[order],
-        campaign_origin=f.campaign_origin[order],
+    justification = Justifications(
+        dict(
+            q=q,
+            dest_stock=f.dest_stock[order],
+            dest_obs=f.dest_obs[order],
+            dest_est=f.dest_est[order],
+            days=f.days[order],
+            origin_is_cd=np.asarray(inputs.node_is_cd, dtype=bool)[o],
+            origin_stock=f.origin_stock[order],
+            origin_obs=f.origin_obs[order],
+            origin_left=f.origin_stock[order] - sent_total,
+            origin_need=f.origin_need[order],
+            gain=f.gain[order],
+            loss=f.loss[order],
+            distance=f.distance[order],
+            campaign_dest=f.campaign_dest[order],
+            campaign_origin=f.campaign_origin[order],
+        ),
         history_days=max(int(inputs.history_days), 1),
         horizon=int(rules.horizon_days),
     )

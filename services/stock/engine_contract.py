@@ -13,6 +13,7 @@ Shapes: N nodes (stores and CDs), P products (one colour each), K items
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,7 +88,9 @@ class EngineOutput:
     dest_daily_sales: np.ndarray  # float64 observed average units/day at the destination
     distance_km: np.ndarray  # float64 haversine distance
     in_campaign: np.ndarray  # bool: product in campaign at origin or destination
-    justification: list[str]  # Portuguese text quoting the figures above
+    # Portuguese text quoting the figures above: a list, or ``engine.Justifications`` (built on
+    # demand, chunk by chunk, as the batch is written)
+    justification: Sequence[str]
     # float64: expected extra units sold at the destination over the horizon (the justification's
     # "deve vender cerca de ... a mais"); None from code that predates it.
     expected_gain: np.ndarray | None = None

@@ -56,9 +56,11 @@ EARTH_RADIUS_KM = 6371.0088
 def prob_at_least(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """P(D >= x) for D ~ Poisson(mu), elementwise; 1 when x <= 0, 0 when mu = 0 < x."""
     x, mu = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(mu, dtype=np.float64))
-    out = (x <= 0).astype(np.float64)
     # the incomplete gamma function is the costly part: only where the answer is not trivial
     live = (x > 0) & (mu > 0)
+    if live.all():  # the usual case: no copies in and out of the live cells
+        return np.asarray(pdtrc(x - 1.0, mu))  # an array even for scalar arguments, as below
+    out = (x <= 0).astype(np.float64)
     out[live] = pdtrc(x[live] - 1.0, mu[live])
     return out
 

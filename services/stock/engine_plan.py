@@ -175,6 +175,24 @@ def run_uplift(inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray) -> np
 
 
 @dataclass
+class CellValues:
+    """What every cell holds and may sell over the horizon: computed once per batch, shared by
+    the planning, the route pruning and each shipment's figures (the run uplift is costly)."""
+
+    held: np.ndarray  # (N, K) stock on hand plus units in transit to the cell
+    mu: np.ndarray  # (N, K) expected horizon demand while its customers buy the size, run as held
+    alive: np.ndarray  # (N, K) probability its customers buy the size
+    uplift: np.ndarray  # (N, K) run_uplift: what a missing key size brings back to its run
+
+
+def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> CellValues:
+    held = held_stock(inputs)
+    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
+    alive = np.asarray(demand.alive, dtype=np.float64)
+    return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive))
+
+
+@dataclass
 class _Destinations:
     """Cells that may receive their item, and their units in matching order."""
 
@@ -194,19 +212,20 @@ def plan(
     min_gain: float = MIN_UNIT_GAIN,
     lot_gain: float = MIN_LOT_GAIN,
     unit_budget: int | None = None,
+    cells: CellValues | None = None,
 ) -> Plan:
-    """The batch's shipments (origin, destination, item, quantity)."""
+    """The batch's shipments (origin, destination, item, quantity).
+
+    ``cells`` is ``cell_values(inputs, rules, demand)`` when the caller already has it."""
     n_nodes, n_items = np.asarray(inputs.stock).shape
     qmin = max(int(rules.qtd_minima), 1)
     qmax = int(rules.qtd_maxima)
     if qmax < qmin or n_nodes == 0 or n_items == 0:
         return Plan.empty()
-    held = held_stock(inputs)
-    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
-    alive = np.asarray(demand.alive, dtype=np.float64)
+    cells = cells if cells is not None else cell_values(inputs, rules, demand)
+    held, mu, alive, uplift = cells.held, cells.mu, cells.alive, cells.uplift
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     dest_ok, avail = eligibility(inputs, rules, mu * alive)
-    uplift = run_uplift(inputs, held, mu * alive)
     # qtdMaxima bounds each shipment, not a destination's need: a cell short of more
     # than one lot is served by several origins, one lot each
     dest = _destination_units(
@@ -224,7 +243,7 @@ def plan(
     # among equally priced shipments, the nearest origin
     key = cost + 1e-6 * np.where(np.isfinite(dist), dist, UNKNOWN_KM)
     routed = _route(dest, q_cell, avail, ok_, on, is_cd, key, cost, rules.priorizar_cd, qmin, qmax, n_items)
-    return _prune_routes(routed, inputs, rules, demand, cost, min_gain)
+    return _prune_routes(routed, inputs, rules, cells, cost, min_gain)
 
 
 def _destination_units(
@@ -240,8 +259,11 @@ def _destination_units(
 ) -> _Destinations | None:
     """Each candidate destination's units worth receiving (at most ``q_cap``), valued; the first
     qmin at their mean."""
+    # P(D >= s + 1) of each eligible cell: its first unit's value, then the candidates' tails
+    next_unit = np.zeros(mu.shape)
+    next_unit[dest_ok] = prob_at_least(held[dest_ok] + 1, mu[dest_ok])
     first_gain = np.zeros(mu.shape)
-    first_gain[dest_ok] = alive[dest_ok] * prob_at_least(held[dest_ok] + 1, mu[dest_ok]) + uplift[dest_ok]
+    first_gain[dest_ok] = alive[dest_ok] * next_unit[dest_ok] + uplift[dest_ok]
     dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
     dk, dn = (a.astype(np.int32) for a in np.nonzero(dest_cand.T))  # ordered by item, then node
     del dest_cand
@@ -252,7 +274,8 @@ def _destination_units(
     dal = alive[dn, dk]
     # P(D >= s + j) for j = 1, 2, ... by the recursion P(D >= x + 1) = P(D >= x) - p(x),
     # p(x + 1) = p(x) mu / (x + 1): one special-function call per cell, not per unit.
-    tail = prob_at_least(ds + 1, dmu)
+    tail = next_unit[dn, dk]
+    del next_unit, first_gain
     pmf = poisson_pmf(ds + 1, dmu)
     block = uplift[dn, dk].copy()
     for j in range(1, qmin + 1):
@@ -263,8 +286,9 @@ def _destination_units(
     # A minimum lot passes when its average reaches lot_gain: its units get a
     # bonus that brings that bar to min_gain, the bar of the units beyond it.
     bonus = max(min_gain - lot_gain, 0.0)
-    unit_cell = [np.repeat(np.arange(dk.shape[0], dtype=np.int32), qmin)]
-    unit_value = [np.repeat(block + bonus, qmin)]
+    # The qmin units of a lot share one value: each lot is one entry until the sort (below).
+    unit_cell = [np.arange(dk.shape[0], dtype=np.int32)]
+    unit_value = [block + bonus]
     active = np.arange(dk.shape[0], dtype=np.int32)
     for j in range(qmin + 1, q_cap + 1):
         value = dal[active] * tail  # tail is P(D >= s + j) here
@@ -282,7 +306,16 @@ def _destination_units(
     # order: item, then value descending; ties keep the (deterministic) construction order.
     # Values lie in [0, 2) once clipped, so one float key item * 4 + (2 - value) sorts both at once.
     order = np.argsort(dk[u_cell] * 4.0 + (2.0 - np.minimum(u_value, 1.999)), kind="stable")
-    return _Destinations(item=dk, node=dn, urgency=block, unit_cell=u_cell[order], unit_value=u_value[order])
+    # A lot's units were consecutive and equal: the stable sort keeps them together, so each
+    # lot entry now stands for its qmin units.
+    units = np.where(order < dk.shape[0], qmin, 1)
+    return _Destinations(
+        item=dk,
+        node=dn,
+        urgency=block,
+        unit_cell=np.repeat(u_cell[order], units),
+        unit_value=np.repeat(u_value[order], units),
+    )
 
 
 def _origin_losses(
@@ -479,11 +512,14 @@ def _route(
     store_penalty = np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0)
     # origins already serving each destination line: one recommendation per origin, destination, item
     used = np.full((d_item.shape[0], ROUTING_PASSES), -1, dtype=np.int64)
-    opened = np.zeros(cost.shape, dtype=bool)  # routes the batch already uses
+    n_nodes = cost.shape[0]
+    flat_cost = np.ascontiguousarray(cost, dtype=np.float64).ravel()
+    flat_trip = np.ascontiguousarray(trip, dtype=np.float64).ravel()
+    opened = np.zeros(n_nodes * n_nodes, dtype=bool)  # routes the batch already uses, by flat index
 
     out_o, out_d, out_k, out_q = [], [], [], []
     for p in range(ROUTING_PASSES):
-        share = _trip_sharers(d_item, d_node, row_of_item, cand_node, cand_rem, qmin, cost.shape[0])
+        share = _trip_sharers(d_item, d_node, row_of_item, cand_node, cand_rem, qmin, n_nodes).ravel()
         _, ds_start = _group_starts(d_item, n_items)
         d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
         by_round = np.argsort(d_rank, kind="stable")
@@ -502,19 +538,16 @@ def _route(
             q = d_q[sel]
             lot = np.minimum(q, qmax)
             safe_nodes = np.maximum(nodes, 0)
+            route = safe_nodes * n_nodes + dnode[:, None]  # flat (origin, destination) index
             valid = (nodes >= 0) & (rem >= qmin) & (nodes != dnode[:, None])
             for u in range(p):
                 valid &= nodes != used[sel, u][:, None]
             key = (
                 np.where(rem >= lot[:, None], 0.0, 1.0e9)
                 + store_penalty[safe_nodes]
-                + cost[safe_nodes, dnode[:, None]]
-                - trip[safe_nodes, dnode[:, None]]
-                + np.where(
-                    opened[safe_nodes, dnode[:, None]],
-                    0.0,
-                    trip[safe_nodes, dnode[:, None]] / share[safe_nodes, dnode[:, None]],
-                )
+                + flat_cost[route]
+                - flat_trip[route]
+                + np.where(opened[route], 0.0, flat_trip[route] / share[route])
             )
             key = np.where(valid, key, np.inf)
             best = np.argmin(key, axis=1)
@@ -527,7 +560,7 @@ def _route(
             cand_rem[rows, best] -= send
             left[sel] = q[ok] - send
             used[sel, p] = nodes[lines, best]
-            opened[nodes[lines, best], d_node[sel]] = True
+            opened[route[lines, best]] = True
             out_o.append(nodes[lines, best])
             out_d.append(d_node[sel])
             out_k.append(d_item[sel])
@@ -542,7 +575,7 @@ def _route(
 
 
 def shipment_values(
-    inputs: EngineInput, rules: EngineRules, demand: Demand, p: Plan
+    inputs: EngineInput, rules: EngineRules, cells: CellValues, p: Plan
 ) -> tuple[np.ndarray, np.ndarray]:
     """(gain at the destination, loss at the origin) of each shipment, in expected units sold.
 
@@ -550,13 +583,11 @@ def shipment_values(
     a CD loses the value of the units it keeps for later weeks.
     """
     o, d, k, q = p.origin, p.dest, p.item, p.quantity
-    held = held_stock(inputs)
-    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
-    alive = np.asarray(demand.alive, dtype=np.float64)
+    held, mu, alive = cells.held, cells.mu, cells.alive
     d_held = held[d, k]
     gain = alive[d, k] * (expected_sales(d_held + q, mu[d, k]) - expected_sales(d_held, mu[d, k]))
     if (d_held <= 0).any():
-        gain = gain + np.where(d_held <= 0, run_uplift(inputs, held, mu * alive)[d, k], 0.0)
+        gain = gain + np.where(d_held <= 0, cells.uplift[d, k], 0.0)
     n_items = held.shape[1]
     before = sent_before(o, k, q, n_items)
     o_held, o_mu = held[o, k] - before, mu[o, k]
@@ -577,7 +608,7 @@ def sent_before(o: np.ndarray, k: np.ndarray, q: np.ndarray, n_items: int) -> np
 
 
 def _prune_routes(
-    p: Plan, inputs: EngineInput, rules: EngineRules, demand: Demand, cost: np.ndarray, min_gain: float
+    p: Plan, inputs: EngineInput, rules: EngineRules, cells: CellValues, cost: np.ndarray, min_gain: float
 ) -> Plan:
     """Drop the routes whose shipments, together, add less than the trip costs plus ``min_gain``
     per unit: the bar a unit clears holds net of its share of the trip.
@@ -588,7 +619,7 @@ def _prune_routes(
     if p.origin.shape[0] == 0 or (rules.custo_envio <= 0 and rules.custo_km <= 0):
         return p
     n_nodes = cost.shape[0]
-    gain, loss = shipment_values(inputs, rules, demand, p)
+    gain, loss = shipment_values(inputs, rules, cells, p)
     route = p.origin * n_nodes + p.dest
     uniq, inverse = np.unique(route, return_inverse=True)
     value = np.bincount(inverse, weights=gain - loss, minlength=uniq.shape[0])

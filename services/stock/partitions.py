@@ -321,10 +321,11 @@ def compute_file(folder: Path, index: int) -> float | None:
     part = EngineInput(**data)
     started = time.perf_counter()
     out = engine.recommend(part, EngineRules(**meta["rules"]), demand=demand)
+    justification = _pack(out.justification)  # the texts are built on demand: time them too
     seconds = time.perf_counter() - started
     arrays = {name: getattr(out, name) for name in _OUTPUT_ARRAYS}
     arrays["item"] = items[out.item].astype(np.int32)  # back to the network's item indexes
-    _save(target, justification=_pack(out.justification), seconds=np.array(seconds), **arrays)
+    _save(target, justification=justification, seconds=np.array(seconds), **arrays)
     return seconds
 
 

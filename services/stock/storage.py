@@ -224,6 +224,9 @@ def _text_fields(column: Coded) -> Iterator[bytes]:
     if len(column.values) < len(codes):
         encoded = [_field(v) for v in column.values]
         return map(encoded.__getitem__, codes)
+    if len(codes) == len(column.values) and np.array_equal(column.codes, np.arange(len(codes))):
+        # every value once, in order (a batch's justifications, built on demand): no lookups
+        return map(_field, column.values)
     return map(_field, map(column.values.__getitem__, codes))
 
 

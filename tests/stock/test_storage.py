@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from sqlalchemy import select
 
 from extensions import db
 from models.stock_batches import Recomendacao
 from services.stock import storage
+from services.stock.engine import Justifications
 from tests.factories import auth_headers, make_user
 from tests.stock.support import API
 from tests.stock.test_batches import ON, build_network, generate
@@ -43,3 +46,23 @@ def test_a_model_column_the_writer_does_not_fill_fails_the_generation(
     assert result.exit_code != 0
     assert "coluna_nova" in str(result.exception)
     assert client.get(f"{API}/lotes", headers=planner).get_json() == []
+
+
+def test_demo_batch_texts_built_chunk_by_chunk_quote_their_own_rows(
+    client, runner, ctx, planner, monkeypatch
+):
+    """``flask demo load`` writes its first batch in one run of the engine, whose texts the
+    writer builds a chunk at a time: a chunk boundary never shifts a text onto another row."""
+    monkeypatch.setattr(Justifications, "CHUNK", 7)
+    result = runner.invoke(args=["demo", "load", "--stores", "4", "--products", "8", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    lote = client.get(f"{API}/lotes", headers=planner).get_json()[0]
+    recs = client.get(f"{API}/lotes/{lote['id']}/recomendacoes", headers=planner).get_json()
+    assert len(recs) > 3 * Justifications.CHUNK
+    for rec in recs:
+        # the daily sales are whole units over 30 days: never near a rounding boundary
+        venda = f"{math.floor(rec['vendaMediaDestino'] * 100 + 0.5) / 100:.2f}".replace(".", ",")
+        assert rec["justificativa"].startswith(
+            f"Destino com {rec['estoqueDestino']} un. e venda média de {venda}/dia"
+        ), rec
+        assert f"Enviar {rec['quantidade']} un." in rec["justificativa"], rec
