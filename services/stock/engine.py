@@ -39,7 +39,6 @@ from services.stock.engine_plan import (
     MIN_LOT_GAIN,
     MIN_UNIT_GAIN,
     CellValues,
-    Plan,
     cd_keep_value,
     cell_values,
     eligibility,
@@ -48,6 +47,7 @@ from services.stock.engine_plan import (
     shipment_values,
 )
 from services.stock.engine_plan import plan as make_plan
+from services.stock.engine_routing import Plan
 
 __all__ = [
     "ALTA_MAX_DAYS",
