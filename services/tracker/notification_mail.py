@@ -104,16 +104,24 @@ def _chunks(ids: list[uuid.UUID]) -> list[list[uuid.UUID]]:
 
 def claim(now: datetime) -> list[uuid.UUID]:
     """Take every due outbox row for this run and commit the claim."""
-    due = select(NotificationEmail.notification_id).where(_due(now)).with_for_update(skip_locked=True)
-    claimed = list(
+    # Locked first, then claimed by id with the state checked again. In one ``UPDATE ...
+    # WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)`` a run that waited on another's row
+    # re-checks only the id once that run commits, and would send the message again; on
+    # SQLite the select locks nothing, so the check in the update is the guard.
+    due = list(
         db.session.scalars(
+            select(NotificationEmail.notification_id).where(_due(now)).with_for_update(skip_locked=True)
+        )
+    )
+    claimed: list[uuid.UUID] = []
+    for chunk in _chunks(due):
+        claimed += db.session.scalars(
             update(NotificationEmail)
-            .where(NotificationEmail.notification_id.in_(due))
+            .where(NotificationEmail.notification_id.in_(chunk), _due(now))
             .values(state="sending", claimed_at=now)
             .returning(NotificationEmail.notification_id)
             .execution_options(synchronize_session=False)
         )
-    )
     db.session.commit()
     return claimed
 
