@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from flask import current_app
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -102,26 +102,27 @@ def _chunks(ids: list[uuid.UUID]) -> list[list[uuid.UUID]]:
     return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
 
 
+# PostgreSQL advisory lock held by a run while it claims ("giro-ntf").
+CLAIM_LOCK_KEY = int.from_bytes(b"giro-ntf", "big")
+
+
 def claim(now: datetime) -> list[uuid.UUID]:
-    """Take every due outbox row for this run and commit the claim."""
-    # Locked first, then claimed by id with the state checked again. In one ``UPDATE ...
-    # WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)`` a run that waited on another's row
-    # re-checks only the id once that run commits, and would send the message again; on
-    # SQLite the select locks nothing, so the check in the update is the guard.
-    due = list(
+    """Take every due outbox row for this run and commit the claim.
+
+    Runs claim one after the other: rows locked as a scan meets them would let two runs
+    at once share out one person's notifications, and that person would get two e-mails.
+    On SQLite the one statement is already alone (one writer at a time)."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        db.session.execute(select(func.pg_advisory_xact_lock(CLAIM_LOCK_KEY)))
+    claimed = list(
         db.session.scalars(
-            select(NotificationEmail.notification_id).where(_due(now)).with_for_update(skip_locked=True)
-        )
-    )
-    claimed: list[uuid.UUID] = []
-    for chunk in _chunks(due):
-        claimed += db.session.scalars(
             update(NotificationEmail)
-            .where(NotificationEmail.notification_id.in_(chunk), _due(now))
+            .where(_due(now))
             .values(state="sending", claimed_at=now)
             .returning(NotificationEmail.notification_id)
             .execution_options(synchronize_session=False)
         )
+    )
     db.session.commit()
     return claimed
 
