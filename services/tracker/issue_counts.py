@@ -155,7 +155,9 @@ def answers(filters: dict, used: set[str]) -> bool:
     return used - {"label_id"} <= DIMENSIONS and 0 < len(labels) <= MAX_COUNTED_LABELS
 
 
-def _conditions(model, filters: dict) -> list:
+def dimension_conditions(model, filters: dict) -> list:
+    """The list filters on status, priority, type and assignee, on ``model``'s columns of those
+    names: the issues themselves, or the counters kept of them."""
     conditions = []
     if filters.get("status_id"):
         conditions.append(model.status_id.in_(filters["status_id"]))
@@ -173,7 +175,7 @@ def total(project_id: uuid.UUID, filters: dict) -> int:
     labels = sorted(set(filters.get("label_id") or ()))
     if not labels:
         query = select(func.sum(IssueCount.issue_count)).where(
-            IssueCount.project_id == project_id, *_conditions(IssueCount, filters)
+            IssueCount.project_id == project_id, *dimension_conditions(IssueCount, filters)
         )
         return db.session.scalar(query) or 0
     pairs = _label_pairs(labels)
@@ -183,7 +185,7 @@ def total(project_id: uuid.UUID, filters: dict) -> int:
     query = select(func.sum(signed)).where(
         IssueLabelCount.project_id == project_id,
         or_(*(and_(IssueLabelCount.label_id == a, IssueLabelCount.other_label_id == b) for a, b in pairs)),
-        *_conditions(IssueLabelCount, filters),
+        *dimension_conditions(IssueLabelCount, filters),
     )
     return db.session.scalar(query) or 0
 

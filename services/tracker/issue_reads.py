@@ -17,7 +17,7 @@ from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User, initials
-from models.tracker import PRIORITIES, PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from models.tracker import PRIORITIES, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import NotFoundError
 from services.tracker import custom_fields, issue_counts, search
 from services.tracker.access import READ, Access, project_access
@@ -154,15 +154,7 @@ FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_i
 
 
 def _conditions(project: Project, filters: dict) -> list:
-    conditions = [Issue.project_id == project.id]
-    if filters.get("status_id"):
-        conditions.append(Issue.status_id.in_(filters["status_id"]))
-    if filters.get("priority"):
-        conditions.append(Issue.priority.in_([PRIORITY_RANK[p] for p in filters["priority"]]))
-    if filters.get("type"):
-        conditions.append(Issue.type.in_(filters["type"]))
-    if filters.get("assignee_id"):
-        conditions.append(Issue.assignee_id == filters["assignee_id"])
+    conditions = [Issue.project_id == project.id, *issue_counts.dimension_conditions(Issue, filters)]
     if filters.get("parent_id"):
         conditions.append(Issue.parent_id == filters["parent_id"])
     if filters.get("label_id"):
