@@ -216,13 +216,14 @@ def _plan_every_query_for_its_values(engine) -> None:
 
 
 def _is_write_request() -> bool:
-    """A request that may write, or a background job (jobs write, and on SQLite a deferred
-    transaction that reads first cannot become a writer while another one writes)."""
+    """A request that may write, or background work that says it writes (jobs, cron
+    commands: on SQLite a deferred transaction that reads first cannot become a writer
+    while another one writes)."""
     from flask import has_request_context, request
 
-    from services.jobs import current_job_id
+    from services.transactions import is_writing
 
-    if current_job_id.get() is not None:
+    if is_writing():
         return True
     return has_request_context() and request.method not in SAFE_METHODS
 

@@ -44,6 +44,7 @@ from models.base import utcnow
 from models.jobs import Job
 from services import job_queue
 from services.errors import DomainError
+from services.transactions import writer
 
 log = logging.getLogger("giro.jobs")
 # The job the current thread or process is running: log lines carry it (observability.py).
@@ -286,7 +287,8 @@ def run_job(
     """The entry point of every engine; the job's id is in the context (log lines, SQLite writes)."""
     token = current_job_id.set(str(job_id))
     try:
-        _run_job(uuid.UUID(str(job_id)), reraise=reraise, listener=listener)
+        with writer():
+            _run_job(uuid.UUID(str(job_id)), reraise=reraise, listener=listener)
     finally:
         current_job_id.reset(token)
 
@@ -334,7 +336,8 @@ def run_step(job_id: uuid.UUID | str, target: str, *args: Any) -> Any:
     """One queued step of a job (a partition, the merge), with the job's id in the context."""
     token = current_job_id.set(str(job_id))
     try:
-        return _run_step(uuid.UUID(str(job_id)), target, *args)
+        with writer():
+            return _run_step(uuid.UUID(str(job_id)), target, *args)
     finally:
         current_job_id.reset(token)
 

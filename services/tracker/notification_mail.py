@@ -4,10 +4,10 @@ Nothing is sent inside the request that caused a notification: it writes an
 outbox row (``notification_emails``) in its transaction, and
 ``flask tracker send-notifications`` (cron, every few minutes) sends them.
 
-A run first claims every due row in one statement (``FOR UPDATE SKIP
-LOCKED`` on PostgreSQL: runs started at once take disjoint rows and never
-wait for each other; SQLite has one writer at a time) and commits the claim,
-so no lock is held while mail goes out. It then sends one message per
+A run first claims every due row in one statement, runs one after the
+other (a PostgreSQL advisory lock; SQLite has one writer at a time, taken
+when the run's transactions begin), and commits the claim, so no lock is
+held while mail goes out. It then sends one message per
 person with all of that person's claimed notifications, and records the
 outcome after each message. A claim older than ``LEASE`` (a run that died)
 is due again. A failed send is retried with a doubling delay, and marked
@@ -38,6 +38,7 @@ from models.base import utcnow
 from models.tracker import Issue, Project, Workspace
 from models.tracker_collab import Notification, NotificationEmail
 from services.mail import send_mail
+from services.transactions import writes
 
 log = logging.getLogger(__name__)
 
@@ -248,6 +249,7 @@ def _send_to(person: _Person | None, items: list[_Item], now: datetime, report: 
     skipped = [item for item in items if item not in to_send]
     _mark(skipped, now, state="skipped", claimed_at=None)
     report.skipped += len(skipped)
+    db.session.commit()  # no transaction (on SQLite, no write lock) is held while mail goes out
     if to_send:
         subject, body = _message(person, to_send)
         try:
@@ -262,6 +264,7 @@ def _send_to(person: _Person | None, items: list[_Item], now: datetime, report: 
     db.session.commit()
 
 
+@writes
 def send_pending(now: datetime | None = None) -> RunReport:
     """One run: claim what is due, then one message per person, each outcome committed at once."""
     now = now or utcnow()
@@ -271,6 +274,7 @@ def send_pending(now: datetime | None = None) -> RunReport:
         return report
     items = _items_by_person(ids)
     people = _people(list(items))
+    db.session.commit()
     for user_id, mine in items.items():
         _send_to(people.get(user_id), mine, now, report)
     return report

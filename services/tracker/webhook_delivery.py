@@ -43,6 +43,7 @@ from models.tracker import Membership, Organization
 from models.tracker_webhooks import Webhook, WebhookDelivery
 from services.tracker.webhook_targets import RefusedAddress, addresses_of, check_addresses, parse_url
 from services.tracker.webhooks import fail_pending
+from services.transactions import writes
 
 BATCH = 50  # deliveries claimed at once
 MAX_BATCHES = 20  # per pass: a pass ends within minutes even with a large backlog
@@ -279,6 +280,7 @@ def _deliver_one(delivery_id: uuid.UUID, now: datetime, report: PassReport) -> N
     db.session.commit()
 
 
+@writes
 def deliver_due(now: datetime | None = None) -> PassReport:
     """One pass: claim what is due, a batch at a time, and send each; outcomes committed one by one."""
     report = PassReport()

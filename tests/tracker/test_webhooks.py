@@ -525,7 +525,7 @@ def test_a_member_of_two_organizations_changes_only_reach_that_organizations_web
 
 @pytest.mark.committing
 def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
-    from services import job_queue, jobs
+    from services import job_queue
     from services.tracker import webhook_delivery
 
     client = app.test_client()
@@ -539,14 +539,8 @@ def test_passes_running_at_once_send_each_delivery_once(app, monkeypatch):
         monkeypatch.setattr(webhook_delivery, "BATCH", 3)  # several claims per pass, interleaved
 
         def run():
-            # Each pass runs as the job runner runs it (on SQLite, a job's transactions take the
-            # write lock when they begin).
-            token = jobs.current_job_id.set(f"pass-{threading.get_ident()}")
-            try:
-                with app.app_context():
-                    return webhook_delivery.deliver_due()
-            finally:
-                jobs.current_job_id.reset(token)
+            with app.app_context():
+                return webhook_delivery.deliver_due()
 
         reports = together([run, run, run])
         sent = [request["headers"]["X-Giro-Delivery"] for request in server.requests]
