@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask
-from flask.sessions import SecureCookieSessionInterface
+from flask.sessions import NullSession, SessionInterface
 from sqlalchemy import event
 
 import errors
@@ -24,19 +24,29 @@ from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracke
 API_VERSION_PATH = "/api/v1"
 
 
-class SessionInterface(SecureCookieSessionInterface):
-    """Flask's cookie session, with its signing serializer built once per set of keys rather than
-    on every request (itsdangerous derives the signer anew each time)."""
+class NoCookieSession(NullSession):
+    """What ``flask.session`` holds: nothing, and writing to it says why."""
 
-    _built: tuple[tuple, Any] = ((), None)
+    def _fail(self, *args, **kwargs):
+        raise RuntimeError(
+            "Giro keeps no Flask cookie session: pages sign in with JWT cookies and their CSRF "
+            "token (flask-jwt-extended, blueprints/pages/common.py), the APIs with bearer tokens."
+        )
 
-    def get_signing_serializer(self, app: Flask):
-        keys = (app.secret_key, *(app.config["SECRET_KEY_FALLBACKS"] or ()))
-        built_for, serializer = self._built
-        if built_for != keys:
-            serializer = super().get_signing_serializer(app)
-            self._built = (keys, serializer)
-        return serializer
+    __setitem__ = __delitem__ = clear = pop = popitem = update = setdefault = _fail
+
+
+class StatelessSessionInterface(SessionInterface):
+    """Flask's cookie session is not used: opening and saving it on every request (reading the
+    cookie header, building and checking the session) cost as much as the security headers."""
+
+    null_session_class = NoCookieSession
+
+    def open_session(self, app: Flask, request) -> NoCookieSession:
+        return NoCookieSession()
+
+    def save_session(self, app: Flask, session, response) -> None:
+        return None
 
 
 class Giro(Flask):
@@ -46,7 +56,7 @@ class Giro(Flask):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._sync: dict[Any, Any] = {}
-        self.session_interface = SessionInterface()
+        self.session_interface = StatelessSessionInterface()
 
     # Hooks, views and handlers are a fixed set; callbacks made per request (``after_this_request``)
     # are not kept once the set is this large.
@@ -346,7 +356,11 @@ def register_request_lifecycle(app: Flask) -> None:
 
     @app.after_request
     def finish_transaction(response):
-        session = db.session()
+        registry = db.session.registry
+        # A request that never used the session (``/health``) has none to make and end.
+        if not registry.has():
+            return response
+        session = registry()
         # A request that never began a transaction (no query, nothing added) has nothing to end.
         if not session.in_transaction() and not (session.new or session.dirty or session.deleted):
             return response

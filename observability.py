@@ -96,6 +96,12 @@ def configure_logging(fmt: str, level: str = "INFO") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # A record per request: skip what no format here prints (the caller's file and line, found
+    # by walking the stack; the thread and process names). The process id stays: gunicorn's
+    # own log lines print it.
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logMultiprocessing = False
 
 
 def register(app: Flask) -> None:

@@ -45,7 +45,7 @@ MAX_HEADER_BYTES = 8192
 
 def register(app: Flask) -> None:
     app.before_request(refuse_oversized_requests)
-    app.after_request(add_security_headers)
+    app.wsgi_app = SecurityHeaders(app.wsgi_app)
 
 
 def refuse_oversized_requests() -> None:
@@ -78,17 +78,24 @@ _SECURITY_HEADER_NAMES = frozenset(name.lower() for name in SECURITY_HEADERS)
 _SECURITY_HEADER_ITEMS = tuple(SECURITY_HEADERS.items())
 
 
-def add_security_headers(response):
-    headers = response.headers
-    # A header a view set itself wins; one pass over the names finds none in nearly every response.
-    present = {name.lower() for name, _ in headers} & _SECURITY_HEADER_NAMES
-    if not present:
-        headers.extend(_SECURITY_HEADER_ITEMS)
-        return response
-    for name, value in _SECURITY_HEADER_ITEMS:
-        if name.lower() not in present:
-            headers.add(name, value)
-    return response
+class SecurityHeaders:
+    """WSGI middleware adding the security headers to every response, error pages and static
+    files included. A header a view set itself wins. Done on the WSGI header list: werkzeug's
+    ``Headers`` checks and copies each value it is given, and this runs on every response."""
+
+    def __init__(self, wsgi_app):
+        self.wsgi_app = wsgi_app
+
+    def __call__(self, environ, start_response):
+        def start_with_headers(status, headers, exc_info=None):
+            if any(name.lower() in _SECURITY_HEADER_NAMES for name, _ in headers):
+                present = {name.lower() for name, _ in headers}
+                headers.extend(item for item in _SECURITY_HEADER_ITEMS if item[0].lower() not in present)
+            else:
+                headers.extend(_SECURITY_HEADER_ITEMS)
+            return start_response(status, headers, exc_info)
+
+        return self.wsgi_app(environ, start_with_headers)
 
 
 def harden_cookies(config: dict) -> None:
