@@ -109,6 +109,11 @@ def register(app: Flask) -> None:
     from services import ops_metrics
 
     log_requests = app.config["LOG_REQUESTS"]
+    # Liveness probes answered 200: a load balancer asks every few seconds, and their log lines
+    # and samples would drown the requests people make. A probe answered 503 is logged and counted.
+    probes = frozenset(
+        f"{app.config[f'{service.upper()}_PREFIX']}/health" for service in ("stock", "tracker")
+    )
 
     @app.before_request
     def start_request():
@@ -129,6 +134,8 @@ def register(app: Flask) -> None:
         rule = current.url_rule
         endpoint = rule.rule if rule is not None else "<unmatched>"
         method, status = current.method, response.status_code
+        if status == 200 and endpoint in probes:
+            return response
         if endpoint != "/metrics":
             ops_metrics.observe_request(method, endpoint, status, seconds)
         ops_metrics.observe_pool(db.engine)

@@ -123,6 +123,51 @@ def test_log_lines_are_json_with_the_request_id_user_and_duration(client, ctx):
     assert entry["duration_ms"] >= 0 and entry["level"] == "INFO" and entry["ts"]
 
 
+def _request_log_of(client, path: str) -> tuple[list[dict], int]:
+    """The request log lines written while ``path`` was asked for, and its answer's status."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("giro.request")
+    logger.addHandler(handler)
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        status = client.get(path).status_code
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+    return [json.loads(line) for line in stream.getvalue().splitlines()], status
+
+
+@pytest.mark.parametrize("path", ["/health", "/tracker/health"])
+def test_liveness_probes_are_logged_and_counted_only_when_they_fail(app, client, monkeypatch, path):
+    from extensions import db
+
+    def counted() -> float:
+        text = client.get("/metrics").get_data(as_text=True)
+        return sum(
+            _sample(text, "giro_http_requests_total", method="GET", endpoint=path, status=status)
+            for status in ("200", "503")
+        )
+
+    before = counted()
+    lines, status = _request_log_of(client, path)
+    assert status == 200 and lines == []
+    assert counted() == before
+
+    def unreachable():
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(db.engine, "raw_connection", unreachable)
+    failed = client.get(path)
+    assert failed.status_code == 503 and failed.get_json()["database"] == "unavailable"
+    assert failed.get_json()["status"] == "degraded"
+    lines, status = _request_log_of(client, path)
+    assert status == 503 and [(line["path"], line["status"]) for line in lines] == [(path, 503)]
+    assert counted() == before + 2
+
+
 @pytest.mark.parametrize("prefix", ["/api/v1", "/tracker/api/v1"])
 def test_an_unexpected_error_quotes_the_request_id(client, ctx, monkeypatch, prefix):
     from services import job_access
