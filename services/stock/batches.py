@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import Row, case, func, select
+from sqlalchemy import Row, bindparam, case, func, select
 
 from extensions import db
 from models.auth import User
@@ -21,6 +21,7 @@ from models.stock import Loja
 from models.stock_batches import Lote, Recomendacao
 from services.stock.recommendations import (
     active_condition,
+    existing_lote_id,
     get_lote,
     lote_chunks,
     lote_json_chunks,
@@ -147,24 +148,30 @@ def fluxo(lote_id: uuid.UUID, user: User) -> list[NodoFluxo]:
     return [NodoFluxo(r.id, r.nome, bool(r.is_cd), *flows[r.id]) for r in lojas]
 
 
+def _count_if(cond):
+    return func.coalesce(func.sum(case((cond, 1), else_=0)), 0)
+
+
+# Built once, at import: the totals are read on every view of a batch, and building this
+# statement (and its cache key) cost about as much as the database's answer. A store manager's
+# visibility is added per request.
+_TOTAIS = select(
+    func.count(),
+    func.coalesce(func.sum(Recomendacao.quantidade), 0),
+    func.count(func.distinct(Recomendacao.origem_id)),
+    func.count(func.distinct(Recomendacao.destino_id)),
+    _count_if(Recomendacao.prioridade == "alta"),
+    _count_if(Recomendacao.tipo_origem == "cd"),
+    _count_if(Recomendacao.tipo_origem == "loja"),
+).where(Recomendacao.lote_id == bindparam("lote_id"), active_condition())
+
+
 def totais(lote_id: uuid.UUID, user: User) -> TotaisLote:
     """Totals of the batch's active recommendations, aggregated by the database."""
-    get_lote(lote_id)
-
-    def count_if(cond):
-        return func.coalesce(func.sum(case((cond, 1), else_=0)), 0)
-
-    row = db.session.execute(
-        select(
-            func.count(),
-            func.coalesce(func.sum(Recomendacao.quantidade), 0),
-            func.count(func.distinct(Recomendacao.origem_id)),
-            func.count(func.distinct(Recomendacao.destino_id)),
-            count_if(Recomendacao.prioridade == "alta"),
-            count_if(Recomendacao.tipo_origem == "cd"),
-            count_if(Recomendacao.tipo_origem == "loja"),
-        ).where(*_active_where(lote_id, user))
-    ).one()
+    existing_lote_id(lote_id)
+    cond = visible_condition(user)
+    stmt = _TOTAIS if cond is None else _TOTAIS.where(cond)
+    row = db.session.execute(stmt, {"lote_id": lote_id}).one()
     return TotaisLote(*(int(v) for v in row))
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import namedtuple_row, scalar_row
-from sqlalchemy import Row, and_, case, false, func, or_, select
+from sqlalchemy import Row, and_, bindparam, case, false, func, or_, select
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -100,6 +100,24 @@ def get_lote(lote_id: uuid.UUID) -> Lote:
 
 def newest_lote() -> Lote | None:
     return db.session.scalar(select(Lote).order_by(Lote.inicio.desc()).limit(1))
+
+
+# Built once, at import: the read endpoints that need only a batch's id run these on every
+# request, and a reused statement keeps its compiled form and cache key. Plain ids, no ``Lote``.
+_LOTE_ID = select(Lote.id).where(Lote.id == bindparam("lote_id"))
+_NEWEST_LOTE_ID = select(Lote.id).order_by(Lote.inicio.desc()).limit(1)
+
+
+def existing_lote_id(lote_id: uuid.UUID) -> uuid.UUID:
+    """``lote_id`` when that batch exists (``get_lote`` without loading it); 404 otherwise."""
+    if db.session.scalar(_LOTE_ID, {"lote_id": lote_id}) is None:
+        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
+    return lote_id
+
+
+def newest_lote_id() -> uuid.UUID | None:
+    """The id of ``newest_lote()``."""
+    return db.session.scalar(_NEWEST_LOTE_ID)
 
 
 def get_recomendacao(rid: uuid.UUID, user: User, *, lote_id: uuid.UUID | None = None) -> Recomendacao:
