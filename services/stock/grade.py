@@ -7,39 +7,67 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from extensions import db
-from models.stock import Estoque, Loja, Produto, Venda
+from models.stock import Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from models.stock_batches import Recomendacao
 from services.clock import today
-from services.stock.catalogue import get_produto
+from services.errors import NotFoundError
 from services.stock.engine_demand import KEY_SIZES
-from services.stock.recommendations import active_condition, get_lote, newest_lote
+from services.stock.recommendations import active_condition, existing_lote_id, newest_lote_id
 
 # Runs shorter than this have no key sizes (as in the engine).
 MIN_RUN_FOR_KEYS = 3
 
+# The grade's statements, built once at import: the matrix is read on every look at a product,
+# and building its seven statements (and their cache keys) on each request cost about as much
+# as running them. Values are bound per request; only ids and figures are read, no entities.
+_PRODUTO = select(Produto.id, Produto.tamanhos).where(Produto.id == bindparam("produto_id"))
+_PERIODO = select(RegrasRemanejamento.periodo).where(RegrasRemanejamento.id == bindparam("rules_id"))
+_VENDAS_POR_TAMANHO = (
+    select(Venda.tamanho, func.sum(Venda.qtd))
+    .join(Loja, Loja.id == Venda.loja_id)
+    .where(
+        Venda.produto_id == bindparam("produto_id"),
+        Venda.data >= bindparam("start"),
+        Venda.data < bindparam("end"),
+        Loja.is_cd.is_(False),
+    )
+    .group_by(Venda.tamanho)
+)
+_ESTOQUE = select(Estoque.loja_id, Estoque.tamanho, Estoque.qtd).where(
+    Estoque.produto_id == bindparam("produto_id")
+)
+_MOVES = select(
+    Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.tamanho, Recomendacao.quantidade
+).where(
+    Recomendacao.lote_id == bindparam("lote_id"),
+    Recomendacao.produto_id == bindparam("produto_id"),
+    active_condition(),
+)
+# Only the ids, in the grid's order: a network has hundreds of stores, no object needed.
+_LOJA_IDS = select(Loja.id).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)
 
-def key_sizes(produto: Produto) -> list[str]:
+
+def _history_days() -> int:
+    """``history_days(get_rules())``, reading only the period."""
+    from services.stock.rules import RULES_ID, defaults  # rules imports the batches' services
+
+    periodo = db.session.scalar(_PERIODO, {"rules_id": RULES_ID})
+    return int(periodo if periodo is not None else defaults()["periodo"])
+
+
+def key_sizes(produto_id: uuid.UUID, tamanhos: list[str] | None) -> list[str]:
     """The product's key sizes: its KEY_SIZES best sellers over the network in the rules' ``periodo``
     (the engine's definition), the middle of the grid when it sold nothing; none for runs under 3 sizes."""
-    from services.stock.rules import get_rules, history_days  # rules imports the batches' services
-
-    tamanhos = list(dict.fromkeys(produto.tamanhos or []))
+    tamanhos = list(dict.fromkeys(tamanhos or []))
     if len(tamanhos) < MIN_RUN_FOR_KEYS:
         return []
     on = today()
-    start = on - timedelta(days=history_days(get_rules()))
+    start = on - timedelta(days=_history_days())
     sold = dict(
-        db.session.execute(
-            select(Venda.tamanho, func.sum(Venda.qtd))
-            .join(Loja, Loja.id == Venda.loja_id)
-            .where(
-                Venda.produto_id == produto.id, Venda.data >= start, Venda.data < on, Loja.is_cd.is_(False)
-            )
-            .group_by(Venda.tamanho)
-        ).all()
+        db.session.execute(_VENDAS_POR_TAMANHO, {"produto_id": produto_id, "start": start, "end": on}).all()
     )
     middle = (len(tamanhos) - 1) / 2
     # best sellers first; without sales, the sizes nearest the middle of the grid
@@ -109,31 +137,26 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
     None, zero when there is no batch), ``final = atual + delta`` and
     ``ruptura`` is ``final <= 0``.
     """
-    produto = get_produto(produto_id)
-    lote = get_lote(lote_id) if lote_id is not None else newest_lote()
+    produto = db.session.execute(_PRODUTO, {"produto_id": produto_id}).first()
+    if produto is None:
+        raise NotFoundError("Produto não encontrado", reason="produto_not_found")
+    produto_id = produto.id
+    lote_id = existing_lote_id(lote_id) if lote_id is not None else newest_lote_id()
     tamanhos = list(produto.tamanhos or [])
-    keys = key_sizes(produto)
+    keys = key_sizes(produto_id, tamanhos)
     atual: dict[tuple[uuid.UUID, str], int] = {
         (loja_id, tamanho): qtd
-        for loja_id, tamanho, qtd in db.session.execute(
-            select(Estoque.loja_id, Estoque.tamanho, Estoque.qtd).where(Estoque.produto_id == produto.id)
-        )
+        for loja_id, tamanho, qtd in db.session.execute(_ESTOQUE, {"produto_id": produto_id})
     }
     delta: dict[tuple[uuid.UUID, str], int] = defaultdict(int)
-    if lote is not None:
+    if lote_id is not None:
         for origem, destino, tamanho, qtd in db.session.execute(
-            select(
-                Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.tamanho, Recomendacao.quantidade
-            ).where(
-                Recomendacao.lote_id == lote.id, Recomendacao.produto_id == produto.id, active_condition()
-            )
+            _MOVES, {"lote_id": lote_id, "produto_id": produto_id}
         ):
             delta[(origem, tamanho)] -= qtd
             delta[(destino, tamanho)] += qtd
-    # Only the ids, in the grid's order: a network has hundreds of stores, no object needed.
-    loja_ids = db.session.scalars(select(Loja.id).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo))
     rows = []
-    for loja_id in loja_ids:
+    for loja_id in db.session.scalars(_LOJA_IDS):
         cells = [
             GradeCell(loja_id, tamanho, atual.get((loja_id, tamanho), 0), delta.get((loja_id, tamanho), 0))
             for tamanho in tamanhos
@@ -146,4 +169,4 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
                 grade=run_state({c.tamanho: c.final for c in cells}, keys),
             )
         )
-    return GradeMatrix(produto.id, tamanhos, rows, lote.id if lote else None, tamanhos_chave=keys)
+    return GradeMatrix(produto_id, tamanhos, rows, lote_id, tamanhos_chave=keys)
