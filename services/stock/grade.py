@@ -6,6 +6,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import NamedTuple
 
 from sqlalchemy import bindparam, func, select
 
@@ -83,36 +84,42 @@ def run_state(quantities: dict[str, int], keys: list[str]) -> str | None:
     return "completa" if all(quantities.get(k, 0) > 0 for k in keys) else "quebrada"
 
 
-@dataclass(frozen=True)
-class GradeCell:
+# A cell and a row are named tuples with their derived figures stored: a matrix has a cell per
+# node and size (hundreds), each read several times, and the API's dumper unpacks named tuples
+# by position instead of reading attributes one by one (``schemas.fast.RowDumper.dump_many``).
+class GradeCell(NamedTuple):
     loja_id: uuid.UUID
     tamanho: str
     atual: int
     delta: int  # net move of the batch's active recommendations
+    final: int  # atual + delta
+    ruptura: bool  # final <= 0
 
-    @property
-    def final(self) -> int:
-        return self.atual + self.delta
-
-    @property
-    def ruptura(self) -> bool:
-        return self.final <= 0
+    @classmethod
+    def of(cls, loja_id: uuid.UUID, tamanho: str, atual: int, delta: int) -> GradeCell:
+        final = atual + delta
+        return cls(loja_id, tamanho, atual, delta, final, final <= 0)
 
 
-@dataclass(frozen=True)
-class GradeRow:
+class GradeRow(NamedTuple):
     loja_id: uuid.UUID
     cells: list[GradeCell]
-    grade_atual: str | None = None  # run_state of the store's stock now
-    grade: str | None = None  # run_state after the batch's moves
+    total_atual: int
+    total_final: int
+    grade_atual: str | None  # run_state of the store's stock now
+    grade: str | None  # run_state after the batch's moves
 
-    @property
-    def total_atual(self) -> int:
-        return sum(c.atual for c in self.cells)
-
-    @property
-    def total_final(self) -> int:
-        return sum(c.final for c in self.cells)
+    @classmethod
+    def of(cls, loja_id: uuid.UUID, cells: list[GradeCell], keys: list[str]) -> GradeRow:
+        """The row of ``cells``, with its totals and run states for the key sizes ``keys``."""
+        return cls(
+            loja_id,
+            cells,
+            sum(c.atual for c in cells),
+            sum(c.final for c in cells),
+            run_state({c.tamanho: c.atual for c in cells}, keys),
+            run_state({c.tamanho: c.final for c in cells}, keys),
+        )
 
 
 @dataclass(frozen=True)
@@ -144,29 +151,23 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
     lote_id = existing_lote_id(lote_id) if lote_id is not None else newest_lote_id()
     tamanhos = list(produto.tamanhos or [])
     keys = key_sizes(produto_id, tamanhos)
-    atual: dict[tuple[uuid.UUID, str], int] = {
-        (loja_id, tamanho): qtd
-        for loja_id, tamanho, qtd in db.session.execute(_ESTOQUE, {"produto_id": produto_id})
-    }
-    delta: dict[tuple[uuid.UUID, str], int] = defaultdict(int)
+    # By node, then size: one UUID hash per node and not one per cell.
+    atual: dict[uuid.UUID, dict[str, int]] = defaultdict(dict)
+    for loja_id, tamanho, qtd in db.session.execute(_ESTOQUE, {"produto_id": produto_id}):
+        atual[loja_id][tamanho] = qtd
+    delta: dict[uuid.UUID, defaultdict[str, int]] = defaultdict(lambda: defaultdict(int))
     if lote_id is not None:
         for origem, destino, tamanho, qtd in db.session.execute(
             _MOVES, {"lote_id": lote_id, "produto_id": produto_id}
         ):
-            delta[(origem, tamanho)] -= qtd
-            delta[(destino, tamanho)] += qtd
+            delta[origem][tamanho] -= qtd
+            delta[destino][tamanho] += qtd
+    nothing: dict[str, int] = {}
     rows = []
     for loja_id in db.session.scalars(_LOJA_IDS):
+        now, moved = atual.get(loja_id, nothing), delta.get(loja_id, nothing)
         cells = [
-            GradeCell(loja_id, tamanho, atual.get((loja_id, tamanho), 0), delta.get((loja_id, tamanho), 0))
-            for tamanho in tamanhos
+            GradeCell.of(loja_id, tamanho, now.get(tamanho, 0), moved.get(tamanho, 0)) for tamanho in tamanhos
         ]
-        rows.append(
-            GradeRow(
-                loja_id,
-                cells,
-                grade_atual=run_state({c.tamanho: c.atual for c in cells}, keys),
-                grade=run_state({c.tamanho: c.final for c in cells}, keys),
-            )
-        )
+        rows.append(GradeRow.of(loja_id, cells, keys))
     return GradeMatrix(produto_id, tamanhos, rows, lote_id, tamanhos_chave=keys)
