@@ -21,10 +21,10 @@ from models.stock import Loja
 from models.stock_batches import Lote, Recomendacao
 from services.stock.recommendations import (
     active_condition,
-    existing_lote_id,
     get_lote,
     lote_chunks,
     lote_json_chunks,
+    missing_lote,
     newest_lote,
     visible_condition,
 )
@@ -153,9 +153,12 @@ def _count_if(cond):
 
 
 # Built once, at import: the totals are read on every view of a batch, and building this
-# statement (and its cache key) cost about as much as the database's answer. A store manager's
+# statement (and its cache key) cost about as much as the database's answer. Its first column
+# is the batch's id, NULL when there is no such batch: one round trip answers both the 404 and
+# the totals (an aggregate without GROUP BY always gives its one row). A store manager's
 # visibility is added per request.
 _TOTAIS = select(
+    select(Lote.id).where(Lote.id == bindparam("lote_id")).scalar_subquery(),
     func.count(),
     func.coalesce(func.sum(Recomendacao.quantidade), 0),
     func.count(func.distinct(Recomendacao.origem_id)),
@@ -168,11 +171,12 @@ _TOTAIS = select(
 
 def totais(lote_id: uuid.UUID, user: User) -> TotaisLote:
     """Totals of the batch's active recommendations, aggregated by the database."""
-    existing_lote_id(lote_id)
     cond = visible_condition(user)
     stmt = _TOTAIS if cond is None else _TOTAIS.where(cond)
-    row = db.session.execute(stmt, {"lote_id": lote_id}).one()
-    return TotaisLote(*(int(v) for v in row))
+    found, *figures = db.session.execute(stmt, {"lote_id": lote_id}).one()
+    if found is None:
+        raise missing_lote()
+    return TotaisLote(*(int(v) for v in figures))
 
 
 @dataclass(frozen=True)

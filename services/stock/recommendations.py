@@ -99,10 +99,15 @@ def scoped(stmt, user: User):
     return stmt if cond is None else stmt.where(cond)
 
 
+def missing_lote() -> NotFoundError:
+    """The 404 of a batch that does not exist."""
+    return NotFoundError("Lote não encontrado", reason="lote_not_found")
+
+
 def get_lote(lote_id: uuid.UUID) -> Lote:
     lote = db.session.get(Lote, lote_id)
     if lote is None:
-        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
+        raise missing_lote()
     return lote
 
 
@@ -119,7 +124,7 @@ _NEWEST_LOTE_ID = select(Lote.id).order_by(Lote.inicio.desc()).limit(1)
 def existing_lote_id(lote_id: uuid.UUID) -> uuid.UUID:
     """``lote_id`` when that batch exists (``get_lote`` without loading it); 404 otherwise."""
     if db.session.scalar(_LOTE_ID, {"lote_id": lote_id}) is None:
-        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
+        raise missing_lote()
     return lote_id
 
 
