@@ -257,13 +257,11 @@ def list_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> list[Recomend
 def list_recomendacao_rows(user: User, filtro: FiltroRecomendacoes) -> Sequence[Row]:
     """``list_recomendacoes`` as rows of ``LISTED_COLUMNS``: same visibility, filters, search,
     order and page, without an ORM object per recommendation (the API's list)."""
-    lote_id = newest_lote_id() if filtro.lote_id is None else existing_lote_id(filtro.lote_id)
-    if lote_id is None:
-        return []
     filters = tuple(name for name, _ in FILTER_COLUMNS if getattr(filtro, name) is not None)
     words = _search_words(filtro.q)
     scope = _visibility(user)
     stmt = _listed_rows(
+        filtro.lote_id is None,
         filters,
         len(words),
         scope,
@@ -272,26 +270,39 @@ def list_recomendacao_rows(user: User, filtro: FiltroRecomendacoes) -> Sequence[
         filtro.limite is not None,
         db.session.get_bind().dialect.name,
     )
-    values: dict[str, Any] = {"lote_id": lote_id, "offset": filtro.offset, "limite": filtro.limite}
+    values: dict[str, Any] = {"lote_id": filtro.lote_id, "offset": filtro.offset, "limite": filtro.limite}
     values.update((f"filtro_{name}", getattr(filtro, name)) for name in filters)
     values.update((f"palavra_{i}", _like_pattern(word)) for i, word in enumerate(words))
     if scope == "loja":
         values["loja_id"] = user.loja_id
-    return db.session.execute(stmt, values).all()
+    rows = db.session.execute(stmt, values).all()
+    if not rows and filtro.lote_id is not None:
+        existing_lote_id(filtro.lote_id)  # nothing listed: 404 when the batch itself is missing
+    return rows
 
 
 @lru_cache(maxsize=256)
 def _listed_rows(
-    filters: tuple[str, ...], words: int, scope: str, ordem: str, desc: bool, paged: bool, dialect: str
+    newest: bool,
+    filters: tuple[str, ...],
+    words: int,
+    scope: str,
+    ordem: str,
+    desc: bool,
+    paged: bool,
+    dialect: str,
 ):
     """The API list's statement for one shape of query, its values bound when run.
 
     Built once per shape and kept: the list is the stock API's most read endpoint, and building
     its statement (27 columns, filters, order, page) and cache key cost about as much as running
     it. The same conditions as ``listed``, ``scoped``, ``_sorted`` and ``_page``; ``dialect`` is
-    part of the shape because the text sorts are written per database (``_text_key``).
+    part of the shape because the text sorts are written per database (``_text_key``). The
+    newest batch (``newest``) is found inside the statement: one round trip, and no rows when
+    there is no batch at all.
     """
-    stmt = select(*LISTED_COLUMNS).where(Recomendacao.lote_id == bindparam("lote_id"))
+    lote_id = _NEWEST_LOTE_ID.scalar_subquery() if newest else bindparam("lote_id")
+    stmt = select(*LISTED_COLUMNS).where(Recomendacao.lote_id == lote_id)
     columns = dict(FILTER_COLUMNS)
     for name in filters:
         stmt = stmt.where(columns[name] == bindparam(f"filtro_{name}"))

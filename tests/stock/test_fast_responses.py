@@ -3,6 +3,7 @@ what the schema's own dump would give, and only the rows the caller may see."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import date
 
 import orjson
@@ -13,6 +14,7 @@ from sqlalchemy import select
 from extensions import db
 from models.stock_batches import Recomendacao
 from schemas.stock.batches import RecomendacaoOut
+from services.errors import NotFoundError
 from services.stock import batches as batches_service
 from services.stock import recommendations
 from tests.factories import (
@@ -311,3 +313,11 @@ def test_the_api_list_keeps_what_the_pages_list_keeps_for_every_shape_of_query(c
             assert [r.id for r in rows] == expected, (user.papel, user.loja_id, query, ordem, desc)
             found += len(expected)
     assert found > 100
+
+    # A batch with nothing in it lists nothing; a batch that does not exist is a 404.
+    empty = FiltroRecomendacoes(lote_id=make_lote(date(2026, 11, 4)).id)
+    assert list_recomendacao_rows(callers[0], empty) == list_recomendacoes(callers[0], empty) == []
+    missing = FiltroRecomendacoes(lote_id=uuid.uuid4())
+    for listing in (list_recomendacoes, list_recomendacao_rows):
+        with pytest.raises(NotFoundError):
+            listing(callers[0], missing)
