@@ -12,20 +12,30 @@ from sqlalchemy import bindparam, func, select
 
 from extensions import db
 from models.stock import Estoque, Loja, Produto, RegrasRemanejamento, Venda
-from models.stock_batches import Recomendacao
+from models.stock_batches import Lote, Recomendacao
 from services.clock import today
 from services.errors import NotFoundError
 from services.stock.engine_demand import KEY_SIZES
-from services.stock.recommendations import active_condition, existing_lote_id, newest_lote_id
+from services.stock.recommendations import active_condition, missing_lote, newest_lote_id_subquery
 
 # Runs shorter than this have no key sizes (as in the engine).
 MIN_RUN_FOR_KEYS = 3
 
 # The grade's statements, built once at import: the matrix is read on every look at a product,
-# and building its seven statements (and their cache keys) on each request cost about as much
-# as running them. Values are bound per request; only ids and figures are read, no entities.
-_PRODUTO = select(Produto.id, Produto.tamanhos).where(Produto.id == bindparam("produto_id"))
-_PERIODO = select(RegrasRemanejamento.periodo).where(RegrasRemanejamento.id == bindparam("rules_id"))
+# and building its statements (and their cache keys) on each request cost about as much as
+# running them. Values are bound per request; only ids and figures are read, no entities.
+# The first reads the product, the batch (the given one, or the newest; NULL when there is
+# none) and the rules' period in one round trip.
+_LOTE_DADO = select(Lote.id).where(Lote.id == bindparam("lote_id")).scalar_subquery()
+_PERIODO = (
+    select(RegrasRemanejamento.periodo)
+    .where(RegrasRemanejamento.id == bindparam("rules_id"))
+    .scalar_subquery()
+)
+_PRODUTO = {
+    newest: select(Produto.id, Produto.tamanhos, lote, _PERIODO).where(Produto.id == bindparam("produto_id"))
+    for newest, lote in ((True, newest_lote_id_subquery()), (False, _LOTE_DADO))
+}
 _VENDAS_POR_TAMANHO = (
     select(Venda.tamanho, func.sum(Venda.qtd))
     .join(Loja, Loja.id == Venda.loja_id)
@@ -51,22 +61,22 @@ _MOVES = select(
 _LOJA_IDS = select(Loja.id).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)
 
 
-def _history_days() -> int:
-    """``history_days(get_rules())``, reading only the period."""
-    from services.stock.rules import RULES_ID, defaults  # rules imports the batches' services
+def _history_days(periodo: str | None) -> int:
+    """``history_days(get_rules())`` from the rules' period (None: no rules saved yet)."""
+    from services.stock.rules import defaults  # rules imports the batches' services
 
-    periodo = db.session.scalar(_PERIODO, {"rules_id": RULES_ID})
     return int(periodo if periodo is not None else defaults()["periodo"])
 
 
-def key_sizes(produto_id: uuid.UUID, tamanhos: list[str] | None) -> list[str]:
+def key_sizes(produto_id: uuid.UUID, tamanhos: list[str] | None, history_days: int) -> list[str]:
     """The product's key sizes: its KEY_SIZES best sellers over the network in the rules' ``periodo``
-    (the engine's definition), the middle of the grid when it sold nothing; none for runs under 3 sizes."""
+    (``history_days``; the engine's definition), the middle of the grid when it sold nothing; none
+    for runs under 3 sizes."""
     tamanhos = list(dict.fromkeys(tamanhos or []))
     if len(tamanhos) < MIN_RUN_FOR_KEYS:
         return []
     on = today()
-    start = on - timedelta(days=_history_days())
+    start = on - timedelta(days=history_days)
     sold = dict(
         db.session.execute(_VENDAS_POR_TAMANHO, {"produto_id": produto_id, "start": start, "end": on}).all()
     )
@@ -144,13 +154,19 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
     None, zero when there is no batch), ``final = atual + delta`` and
     ``ruptura`` is ``final <= 0``.
     """
-    produto = db.session.execute(_PRODUTO, {"produto_id": produto_id}).first()
-    if produto is None:
+    from services.stock.rules import RULES_ID  # rules imports the batches' services
+
+    head = db.session.execute(
+        _PRODUTO[lote_id is None], {"produto_id": produto_id, "lote_id": lote_id, "rules_id": RULES_ID}
+    ).first()
+    if head is None:
         raise NotFoundError("Produto não encontrado", reason="produto_not_found")
-    produto_id = produto.id
-    lote_id = existing_lote_id(lote_id) if lote_id is not None else newest_lote_id()
-    tamanhos = list(produto.tamanhos or [])
-    keys = key_sizes(produto_id, tamanhos)
+    produto_id, tamanhos, found, periodo = head
+    if lote_id is not None and found is None:
+        raise missing_lote()
+    lote_id = found
+    tamanhos = list(tamanhos or [])
+    keys = key_sizes(produto_id, tamanhos, _history_days(periodo))
     # By node, then size: one UUID hash per node and not one per cell.
     atual: dict[uuid.UUID, dict[str, int]] = defaultdict(dict)
     for loja_id, tamanho, qtd in db.session.execute(_ESTOQUE, {"produto_id": produto_id}):

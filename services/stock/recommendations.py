@@ -133,6 +133,11 @@ def newest_lote_id() -> uuid.UUID | None:
     return db.session.scalar(_NEWEST_LOTE_ID)
 
 
+def newest_lote_id_subquery():
+    """``newest_lote_id()`` inside another statement (NULL when there is no batch)."""
+    return _NEWEST_LOTE_ID.scalar_subquery()
+
+
 def get_recomendacao(rid: uuid.UUID, user: User, *, lote_id: uuid.UUID | None = None) -> Recomendacao:
     """One recommendation the user may see; 404 otherwise (no hint that it exists)."""
     stmt = scoped(select(Recomendacao).where(Recomendacao.id == rid), user)
@@ -301,7 +306,7 @@ def _listed_rows(
     newest batch (``newest``) is found inside the statement: one round trip, and no rows when
     there is no batch at all.
     """
-    lote_id = _NEWEST_LOTE_ID.scalar_subquery() if newest else bindparam("lote_id")
+    lote_id = newest_lote_id_subquery() if newest else bindparam("lote_id")
     stmt = select(*LISTED_COLUMNS).where(Recomendacao.lote_id == lote_id)
     columns = dict(FILTER_COLUMNS)
     for name in filters:
