@@ -47,8 +47,14 @@ _VENDAS_POR_TAMANHO = (
     )
     .group_by(Venda.tamanho)
 )
-_ESTOQUE = select(Estoque.loja_id, Estoque.tamanho, Estoque.qtd).where(
-    Estoque.produto_id == bindparam("produto_id")
+# Every node in the grid's order (CDs first, then by name; codes are unique, so the order is
+# total and a node's rows come together), each with the product's stock there: one round trip,
+# and a node without stock still gets its row (of NULLs).
+_NODOS_ESTOQUE = (
+    select(Loja.id, Estoque.tamanho, Estoque.qtd)
+    .select_from(Loja)
+    .outerjoin(Estoque, (Estoque.loja_id == Loja.id) & (Estoque.produto_id == bindparam("produto_id")))
+    .order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)
 )
 _MOVES = select(
     Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.tamanho, Recomendacao.quantidade
@@ -57,8 +63,6 @@ _MOVES = select(
     Recomendacao.produto_id == bindparam("produto_id"),
     active_condition(),
 )
-# Only the ids, in the grid's order: a network has hundreds of stores, no object needed.
-_LOJA_IDS = select(Loja.id).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)
 
 
 def _history_days(periodo: str | None) -> int:
@@ -167,10 +171,14 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
     lote_id = found
     tamanhos = list(tamanhos or [])
     keys = key_sizes(produto_id, tamanhos, _history_days(periodo))
-    # By node, then size: one UUID hash per node and not one per cell.
-    atual: dict[uuid.UUID, dict[str, int]] = defaultdict(dict)
-    for loja_id, tamanho, qtd in db.session.execute(_ESTOQUE, {"produto_id": produto_id}):
-        atual[loja_id][tamanho] = qtd
+    # Stock by node, then size, in the grid's order; the moves by node, then size: one UUID
+    # hash per node and not one per cell.
+    nodes: list[tuple[uuid.UUID, dict[str, int]]] = []
+    for loja_id, tamanho, qtd in db.session.execute(_NODOS_ESTOQUE, {"produto_id": produto_id}):
+        if not nodes or nodes[-1][0] != loja_id:
+            nodes.append((loja_id, {}))
+        if tamanho is not None:
+            nodes[-1][1][tamanho] = qtd
     delta: dict[uuid.UUID, defaultdict[str, int]] = defaultdict(lambda: defaultdict(int))
     if lote_id is not None:
         for origem, destino, tamanho, qtd in db.session.execute(
@@ -180,8 +188,8 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
             delta[destino][tamanho] += qtd
     nothing: dict[str, int] = {}
     rows = []
-    for loja_id in db.session.scalars(_LOJA_IDS):
-        now, moved = atual.get(loja_id, nothing), delta.get(loja_id, nothing)
+    for loja_id, now in nodes:
+        moved = delta.get(loja_id, nothing)
         cells = [
             GradeCell.of(loja_id, tamanho, now.get(tamanho, 0), moved.get(tamanho, 0)) for tamanho in tamanhos
         ]
