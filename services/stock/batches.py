@@ -21,6 +21,7 @@ from models.stock import Loja
 from models.stock_batches import Lote, Recomendacao
 from services.stock.recommendations import (
     active_condition,
+    existing_lote_id,
     get_lote,
     lote_chunks,
     lote_json_chunks,
@@ -132,7 +133,7 @@ def fluxo(lote_id: uuid.UUID, user: User) -> list[NodoFluxo]:
     Only nodes that send or receive appear; CDs first, then stores, each by name.
     Aggregated by the database: a batch can hold hundreds of thousands of rows.
     """
-    get_lote(lote_id)
+    existing_lote_id(lote_id)
     where = _active_where(lote_id, user)
     flows: dict[uuid.UUID, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for column, units, items in ((Recomendacao.origem_id, 0, 2), (Recomendacao.destino_id, 1, 3)):

@@ -379,7 +379,7 @@ def lote_recomendacoes(
 ) -> Sequence[Row]:
     """The batch's recommendations ``user`` may see, in list order, as rows of ``LISTED_COLUMNS``;
     ``ativas`` leaves out the vetoed and the refused. 404 for an unknown batch."""
-    get_lote(lote_id)
+    existing_lote_id(lote_id)
     return db.session.execute(_page(_lote_rows(lote_id, user, ativas), limite, offset)).all()
 
 
@@ -472,7 +472,7 @@ def active_condition():
 
 def distinct_values(lote_id: uuid.UUID, user: User) -> tuple[set[uuid.UUID], set[uuid.UUID], set[uuid.UUID]]:
     """The origins, destinations and products of the batch's recommendations ``user`` may see."""
-    get_lote(lote_id)
+    existing_lote_id(lote_id)
     stmt = select(Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.produto_id).where(
         Recomendacao.lote_id == lote_id
     )
