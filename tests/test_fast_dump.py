@@ -132,9 +132,9 @@ def test_nested_objects_dump_as_marshmallow_dumps_them():
     from services.stock.grade import GradeCell, GradeMatrix, GradeRow
 
     loja = uuid.UUID(int=9)
-    cells = [GradeCell(loja, "38", 2, -2), GradeCell(loja, "39", 0, 3)]
+    cells = [GradeCell.of(loja, "38", 2, -2), GradeCell.of(loja, "39", 0, 3)]
     matrix = GradeMatrix(
-        uuid.UUID(int=1), ["38", "39"], [GradeRow(loja, cells, "quebrada", None)], None, ["38"]
+        uuid.UUID(int=1), ["38", "39"], [GradeRow(loja, cells, 2, 3, "quebrada", None)], None, ["38"]
     )
     expected = GradeMatrixOut().dump(matrix)
     assert _wire(RowDumper(GradeMatrixOut).dump(matrix)) == expected

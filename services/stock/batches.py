@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import Row, case, func, select
+from sqlalchemy import Row, bindparam, case, func, select
 
 from extensions import db
 from models.auth import User
@@ -21,9 +21,11 @@ from models.stock import Loja
 from models.stock_batches import Lote, Recomendacao
 from services.stock.recommendations import (
     active_condition,
+    existing_lote_id,
     get_lote,
     lote_chunks,
     lote_json_chunks,
+    missing_lote,
     newest_lote,
     visible_condition,
 )
@@ -131,7 +133,7 @@ def fluxo(lote_id: uuid.UUID, user: User) -> list[NodoFluxo]:
     Only nodes that send or receive appear; CDs first, then stores, each by name.
     Aggregated by the database: a batch can hold hundreds of thousands of rows.
     """
-    get_lote(lote_id)
+    existing_lote_id(lote_id)
     where = _active_where(lote_id, user)
     flows: dict[uuid.UUID, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for column, units, items in ((Recomendacao.origem_id, 0, 2), (Recomendacao.destino_id, 1, 3)):
@@ -147,25 +149,35 @@ def fluxo(lote_id: uuid.UUID, user: User) -> list[NodoFluxo]:
     return [NodoFluxo(r.id, r.nome, bool(r.is_cd), *flows[r.id]) for r in lojas]
 
 
+def _count_if(cond):
+    return func.coalesce(func.sum(case((cond, 1), else_=0)), 0)
+
+
+# Built once, at import: the totals are read on every view of a batch, and building this
+# statement (and its cache key) cost about as much as the database's answer. Its first column
+# is the batch's id, NULL when there is no such batch: one round trip answers both the 404 and
+# the totals (an aggregate without GROUP BY always gives its one row). A store manager's
+# visibility is added per request.
+_TOTAIS = select(
+    select(Lote.id).where(Lote.id == bindparam("lote_id")).scalar_subquery(),
+    func.count(),
+    func.coalesce(func.sum(Recomendacao.quantidade), 0),
+    func.count(func.distinct(Recomendacao.origem_id)),
+    func.count(func.distinct(Recomendacao.destino_id)),
+    _count_if(Recomendacao.prioridade == "alta"),
+    _count_if(Recomendacao.tipo_origem == "cd"),
+    _count_if(Recomendacao.tipo_origem == "loja"),
+).where(Recomendacao.lote_id == bindparam("lote_id"), active_condition())
+
+
 def totais(lote_id: uuid.UUID, user: User) -> TotaisLote:
     """Totals of the batch's active recommendations, aggregated by the database."""
-    get_lote(lote_id)
-
-    def count_if(cond):
-        return func.coalesce(func.sum(case((cond, 1), else_=0)), 0)
-
-    row = db.session.execute(
-        select(
-            func.count(),
-            func.coalesce(func.sum(Recomendacao.quantidade), 0),
-            func.count(func.distinct(Recomendacao.origem_id)),
-            func.count(func.distinct(Recomendacao.destino_id)),
-            count_if(Recomendacao.prioridade == "alta"),
-            count_if(Recomendacao.tipo_origem == "cd"),
-            count_if(Recomendacao.tipo_origem == "loja"),
-        ).where(*_active_where(lote_id, user))
-    ).one()
-    return TotaisLote(*(int(v) for v in row))
+    cond = visible_condition(user)
+    stmt = _TOTAIS if cond is None else _TOTAIS.where(cond)
+    found, *figures = db.session.execute(stmt, {"lote_id": lote_id}).one()
+    if found is None:
+        raise missing_lote()
+    return TotaisLote(*(int(v) for v in figures))
 
 
 @dataclass(frozen=True)

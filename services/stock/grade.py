@@ -6,40 +6,83 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from extensions import db
-from models.stock import Estoque, Loja, Produto, Venda
-from models.stock_batches import Recomendacao
+from models.stock import Estoque, Loja, Produto, RegrasRemanejamento, Venda
+from models.stock_batches import Lote, Recomendacao
 from services.clock import today
-from services.stock.catalogue import get_produto
+from services.errors import NotFoundError
 from services.stock.engine_demand import KEY_SIZES
-from services.stock.recommendations import active_condition, get_lote, newest_lote
+from services.stock.recommendations import active_condition, missing_lote, newest_lote_id_subquery
 
 # Runs shorter than this have no key sizes (as in the engine).
 MIN_RUN_FOR_KEYS = 3
 
+# The grade's statements, built once at import: the matrix is read on every look at a product,
+# and building its statements (and their cache keys) on each request cost about as much as
+# running them. Values are bound per request; only ids and figures are read, no entities.
+# The first reads the product, the batch (the given one, or the newest; NULL when there is
+# none) and the rules' period in one round trip.
+_LOTE_DADO = select(Lote.id).where(Lote.id == bindparam("lote_id")).scalar_subquery()
+_PERIODO = (
+    select(RegrasRemanejamento.periodo)
+    .where(RegrasRemanejamento.id == bindparam("rules_id"))
+    .scalar_subquery()
+)
+_PRODUTO = {
+    newest: select(Produto.id, Produto.tamanhos, lote, _PERIODO).where(Produto.id == bindparam("produto_id"))
+    for newest, lote in ((True, newest_lote_id_subquery()), (False, _LOTE_DADO))
+}
+_VENDAS_POR_TAMANHO = (
+    select(Venda.tamanho, func.sum(Venda.qtd))
+    .join(Loja, Loja.id == Venda.loja_id)
+    .where(
+        Venda.produto_id == bindparam("produto_id"),
+        Venda.data >= bindparam("start"),
+        Venda.data < bindparam("end"),
+        Loja.is_cd.is_(False),
+    )
+    .group_by(Venda.tamanho)
+)
+# Every node in the grid's order (CDs first, then by name; codes are unique, so the order is
+# total and a node's rows come together), each with the product's stock there: one round trip,
+# and a node without stock still gets its row (of NULLs).
+_NODOS_ESTOQUE = (
+    select(Loja.id, Estoque.tamanho, Estoque.qtd)
+    .select_from(Loja)
+    .outerjoin(Estoque, (Estoque.loja_id == Loja.id) & (Estoque.produto_id == bindparam("produto_id")))
+    .order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo)
+)
+_MOVES = select(
+    Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.tamanho, Recomendacao.quantidade
+).where(
+    Recomendacao.lote_id == bindparam("lote_id"),
+    Recomendacao.produto_id == bindparam("produto_id"),
+    active_condition(),
+)
 
-def key_sizes(produto: Produto) -> list[str]:
+
+def _history_days(periodo: str | None) -> int:
+    """``history_days(get_rules())`` from the rules' period (None: no rules saved yet)."""
+    from services.stock.rules import defaults  # rules imports the batches' services
+
+    return int(periodo if periodo is not None else defaults()["periodo"])
+
+
+def key_sizes(produto_id: uuid.UUID, tamanhos: list[str] | None, history_days: int) -> list[str]:
     """The product's key sizes: its KEY_SIZES best sellers over the network in the rules' ``periodo``
-    (the engine's definition), the middle of the grid when it sold nothing; none for runs under 3 sizes."""
-    from services.stock.rules import get_rules, history_days  # rules imports the batches' services
-
-    tamanhos = list(dict.fromkeys(produto.tamanhos or []))
+    (``history_days``; the engine's definition), the middle of the grid when it sold nothing; none
+    for runs under 3 sizes."""
+    tamanhos = list(dict.fromkeys(tamanhos or []))
     if len(tamanhos) < MIN_RUN_FOR_KEYS:
         return []
     on = today()
-    start = on - timedelta(days=history_days(get_rules()))
+    start = on - timedelta(days=history_days)
     sold = dict(
-        db.session.execute(
-            select(Venda.tamanho, func.sum(Venda.qtd))
-            .join(Loja, Loja.id == Venda.loja_id)
-            .where(
-                Venda.produto_id == produto.id, Venda.data >= start, Venda.data < on, Loja.is_cd.is_(False)
-            )
-            .group_by(Venda.tamanho)
-        ).all()
+        db.session.execute(_VENDAS_POR_TAMANHO, {"produto_id": produto_id, "start": start, "end": on}).all()
     )
     middle = (len(tamanhos) - 1) / 2
     # best sellers first; without sales, the sizes nearest the middle of the grid
@@ -55,36 +98,42 @@ def run_state(quantities: dict[str, int], keys: list[str]) -> str | None:
     return "completa" if all(quantities.get(k, 0) > 0 for k in keys) else "quebrada"
 
 
-@dataclass(frozen=True)
-class GradeCell:
+# A cell and a row are named tuples with their derived figures stored: a matrix has a cell per
+# node and size (hundreds), each read several times, and the API's dumper unpacks named tuples
+# by position instead of reading attributes one by one (``schemas.fast.RowDumper.dump_many``).
+class GradeCell(NamedTuple):
     loja_id: uuid.UUID
     tamanho: str
     atual: int
     delta: int  # net move of the batch's active recommendations
+    final: int  # atual + delta
+    ruptura: bool  # final <= 0
 
-    @property
-    def final(self) -> int:
-        return self.atual + self.delta
-
-    @property
-    def ruptura(self) -> bool:
-        return self.final <= 0
+    @classmethod
+    def of(cls, loja_id: uuid.UUID, tamanho: str, atual: int, delta: int) -> GradeCell:
+        final = atual + delta
+        return cls(loja_id, tamanho, atual, delta, final, final <= 0)
 
 
-@dataclass(frozen=True)
-class GradeRow:
+class GradeRow(NamedTuple):
     loja_id: uuid.UUID
     cells: list[GradeCell]
-    grade_atual: str | None = None  # run_state of the store's stock now
-    grade: str | None = None  # run_state after the batch's moves
+    total_atual: int
+    total_final: int
+    grade_atual: str | None  # run_state of the store's stock now
+    grade: str | None  # run_state after the batch's moves
 
-    @property
-    def total_atual(self) -> int:
-        return sum(c.atual for c in self.cells)
-
-    @property
-    def total_final(self) -> int:
-        return sum(c.final for c in self.cells)
+    @classmethod
+    def of(cls, loja_id: uuid.UUID, cells: list[GradeCell], keys: list[str]) -> GradeRow:
+        """The row of ``cells``, with its totals and run states for the key sizes ``keys``."""
+        return cls(
+            loja_id,
+            cells,
+            sum(c.atual for c in cells),
+            sum(c.final for c in cells),
+            run_state({c.tamanho: c.atual for c in cells}, keys),
+            run_state({c.tamanho: c.final for c in cells}, keys),
+        )
 
 
 @dataclass(frozen=True)
@@ -109,41 +158,40 @@ def grade(produto_id: uuid.UUID, lote_id: uuid.UUID | None = None) -> GradeMatri
     None, zero when there is no batch), ``final = atual + delta`` and
     ``ruptura`` is ``final <= 0``.
     """
-    produto = get_produto(produto_id)
-    lote = get_lote(lote_id) if lote_id is not None else newest_lote()
-    tamanhos = list(produto.tamanhos or [])
-    keys = key_sizes(produto)
-    atual: dict[tuple[uuid.UUID, str], int] = {
-        (loja_id, tamanho): qtd
-        for loja_id, tamanho, qtd in db.session.execute(
-            select(Estoque.loja_id, Estoque.tamanho, Estoque.qtd).where(Estoque.produto_id == produto.id)
-        )
-    }
-    delta: dict[tuple[uuid.UUID, str], int] = defaultdict(int)
-    if lote is not None:
+    from services.stock.rules import RULES_ID  # rules imports the batches' services
+
+    head = db.session.execute(
+        _PRODUTO[lote_id is None], {"produto_id": produto_id, "lote_id": lote_id, "rules_id": RULES_ID}
+    ).first()
+    if head is None:
+        raise NotFoundError("Produto não encontrado", reason="produto_not_found")
+    produto_id, tamanhos, found, periodo = head
+    if lote_id is not None and found is None:
+        raise missing_lote()
+    lote_id = found
+    tamanhos = list(tamanhos or [])
+    keys = key_sizes(produto_id, tamanhos, _history_days(periodo))
+    # Stock by node, then size, in the grid's order; the moves by node, then size: one UUID
+    # hash per node and not one per cell.
+    nodes: list[tuple[uuid.UUID, dict[str, int]]] = []
+    for loja_id, tamanho, qtd in db.session.execute(_NODOS_ESTOQUE, {"produto_id": produto_id}):
+        if not nodes or nodes[-1][0] != loja_id:
+            nodes.append((loja_id, {}))
+        if tamanho is not None:
+            nodes[-1][1][tamanho] = qtd
+    delta: dict[uuid.UUID, defaultdict[str, int]] = defaultdict(lambda: defaultdict(int))
+    if lote_id is not None:
         for origem, destino, tamanho, qtd in db.session.execute(
-            select(
-                Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.tamanho, Recomendacao.quantidade
-            ).where(
-                Recomendacao.lote_id == lote.id, Recomendacao.produto_id == produto.id, active_condition()
-            )
+            _MOVES, {"lote_id": lote_id, "produto_id": produto_id}
         ):
-            delta[(origem, tamanho)] -= qtd
-            delta[(destino, tamanho)] += qtd
-    # Only the ids, in the grid's order: a network has hundreds of stores, no object needed.
-    loja_ids = db.session.scalars(select(Loja.id).order_by(Loja.is_cd.desc(), Loja.nome, Loja.codigo))
+            delta[origem][tamanho] -= qtd
+            delta[destino][tamanho] += qtd
+    nothing: dict[str, int] = {}
     rows = []
-    for loja_id in loja_ids:
+    for loja_id, now in nodes:
+        moved = delta.get(loja_id, nothing)
         cells = [
-            GradeCell(loja_id, tamanho, atual.get((loja_id, tamanho), 0), delta.get((loja_id, tamanho), 0))
-            for tamanho in tamanhos
+            GradeCell.of(loja_id, tamanho, now.get(tamanho, 0), moved.get(tamanho, 0)) for tamanho in tamanhos
         ]
-        rows.append(
-            GradeRow(
-                loja_id,
-                cells,
-                grade_atual=run_state({c.tamanho: c.atual for c in cells}, keys),
-                grade=run_state({c.tamanho: c.final for c in cells}, keys),
-            )
-        )
-    return GradeMatrix(produto.id, tamanhos, rows, lote.id if lote else None, tamanhos_chave=keys)
+        rows.append(GradeRow.of(loja_id, cells, keys))
+    return GradeMatrix(produto_id, tamanhos, rows, lote_id, tamanhos_chave=keys)

@@ -14,11 +14,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import psycopg
 from psycopg.rows import namedtuple_row, scalar_row
-from sqlalchemy import Row, and_, case, false, func, or_, select
+from sqlalchemy import Integer, Row, String, and_, bindparam, case, false, func, or_, select
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -86,20 +87,55 @@ def visible_condition(user: User):
     return or_(Recomendacao.origem_id == user.loja_id, Recomendacao.destino_id == user.loja_id)
 
 
+def _visibility(user: User) -> str:
+    """``visible_condition``'s cases by name: "all", "none" (a manager without a store) or "loja"."""
+    if user.papel != "gerente_loja":
+        return "all"
+    return "none" if user.loja_id is None else "loja"
+
+
 def scoped(stmt, user: User):
     cond = visible_condition(user)
     return stmt if cond is None else stmt.where(cond)
 
 
+def missing_lote() -> NotFoundError:
+    """The 404 of a batch that does not exist."""
+    return NotFoundError("Lote não encontrado", reason="lote_not_found")
+
+
 def get_lote(lote_id: uuid.UUID) -> Lote:
     lote = db.session.get(Lote, lote_id)
     if lote is None:
-        raise NotFoundError("Lote não encontrado", reason="lote_not_found")
+        raise missing_lote()
     return lote
 
 
 def newest_lote() -> Lote | None:
     return db.session.scalar(select(Lote).order_by(Lote.inicio.desc()).limit(1))
+
+
+# Built once, at import: the read endpoints that need only a batch's id run these on every
+# request, and a reused statement keeps its compiled form and cache key. Plain ids, no ``Lote``.
+_LOTE_ID = select(Lote.id).where(Lote.id == bindparam("lote_id"))
+_NEWEST_LOTE_ID = select(Lote.id).order_by(Lote.inicio.desc()).limit(1)
+
+
+def existing_lote_id(lote_id: uuid.UUID) -> uuid.UUID:
+    """``lote_id`` when that batch exists (``get_lote`` without loading it); 404 otherwise."""
+    if db.session.scalar(_LOTE_ID, {"lote_id": lote_id}) is None:
+        raise missing_lote()
+    return lote_id
+
+
+def newest_lote_id() -> uuid.UUID | None:
+    """The id of ``newest_lote()``."""
+    return db.session.scalar(_NEWEST_LOTE_ID)
+
+
+def newest_lote_id_subquery():
+    """``newest_lote_id()`` inside another statement (NULL when there is no batch)."""
+    return _NEWEST_LOTE_ID.scalar_subquery()
 
 
 def get_recomendacao(rid: uuid.UUID, user: User, *, lote_id: uuid.UUID | None = None) -> Recomendacao:
@@ -164,14 +200,9 @@ SORTS = (
 def listed(user: User, filtro: FiltroRecomendacoes, columns: Sequence = ()):
     """The statement of the list's rows (``None`` when there is no batch at all): ``Recomendacao``
     objects, or ``columns`` when given."""
-    lote_id = filtro.lote_id
+    lote_id = newest_lote_id() if filtro.lote_id is None else existing_lote_id(filtro.lote_id)
     if lote_id is None:
-        lote = newest_lote()
-        if lote is None:
-            return None
-        lote_id = lote.id
-    else:
-        get_lote(lote_id)
+        return None
     stmt = select(*columns) if columns else select(Recomendacao)
     stmt = stmt.where(Recomendacao.lote_id == lote_id)
     for name, column in FILTER_COLUMNS:
@@ -183,26 +214,34 @@ def listed(user: User, filtro: FiltroRecomendacoes, columns: Sequence = ()):
     return scoped(stmt, user)
 
 
+def _search_words(q: str | None) -> list[str]:
+    return q.lower().split()[:8] if q else []
+
+
+def _like_pattern(word: str) -> str:
+    # LIKE's wildcards in the text are matched literally.
+    return "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _word_condition(pattern):
+    """One word of a search (a LIKE pattern, or a bound parameter that will hold one)."""
+
+    def like(column):
+        return func.lower(column).like(pattern, escape="\\")
+
+    produtos = select(Produto.id).where(or_(like(Produto.sku), like(Produto.nome)))
+    lojas = select(Loja.id).where(or_(like(Loja.nome), like(Loja.codigo)))
+    return or_(
+        Recomendacao.produto_id.in_(produtos),
+        Recomendacao.origem_id.in_(lojas),
+        Recomendacao.destino_id.in_(lojas),
+    )
+
+
 def search_condition(q: str):
     """SQL condition: every word of ``q`` is in the SKU or name of the product, or in the name
     or code of the origin or destination (a word may match any of them)."""
-    conditions = []
-    for word in q.lower().split()[:8]:
-        # LIKE's wildcards in the text are matched literally.
-        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-        def like(column, pattern=pattern):
-            return func.lower(column).like(pattern, escape="\\")
-
-        produtos = select(Produto.id).where(or_(like(Produto.sku), like(Produto.nome)))
-        lojas = select(Loja.id).where(or_(like(Loja.nome), like(Loja.codigo)))
-        conditions.append(
-            or_(
-                Recomendacao.produto_id.in_(produtos),
-                Recomendacao.origem_id.in_(lojas),
-                Recomendacao.destino_id.in_(lojas),
-            )
-        )
+    conditions = [_word_condition(_like_pattern(word)) for word in _search_words(q)]
     return conditions[0] if len(conditions) == 1 else and_(*conditions)
 
 
@@ -223,11 +262,65 @@ def list_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> list[Recomend
 def list_recomendacao_rows(user: User, filtro: FiltroRecomendacoes) -> Sequence[Row]:
     """``list_recomendacoes`` as rows of ``LISTED_COLUMNS``: same visibility, filters, search,
     order and page, without an ORM object per recommendation (the API's list)."""
-    stmt = listed(user, filtro, LISTED_COLUMNS)
-    if stmt is None:
-        return []
-    stmt = _sorted(stmt, filtro.ordem, filtro.desc)
-    return db.session.execute(_page(stmt, filtro.limite, filtro.offset)).all()
+    filters = tuple(name for name, _ in FILTER_COLUMNS if getattr(filtro, name) is not None)
+    words = _search_words(filtro.q)
+    scope = _visibility(user)
+    stmt = _listed_rows(
+        filtro.lote_id is None,
+        filters,
+        len(words),
+        scope,
+        filtro.ordem,
+        filtro.desc,
+        filtro.limite is not None,
+        db.session.get_bind().dialect.name,
+    )
+    values: dict[str, Any] = {"lote_id": filtro.lote_id, "offset": filtro.offset, "limite": filtro.limite}
+    values.update((f"filtro_{name}", getattr(filtro, name)) for name in filters)
+    values.update((f"palavra_{i}", _like_pattern(word)) for i, word in enumerate(words))
+    if scope == "loja":
+        values["loja_id"] = user.loja_id
+    rows = db.session.execute(stmt, values).all()
+    if not rows and filtro.lote_id is not None:
+        existing_lote_id(filtro.lote_id)  # nothing listed: 404 when the batch itself is missing
+    return rows
+
+
+@lru_cache(maxsize=256)
+def _listed_rows(
+    newest: bool,
+    filters: tuple[str, ...],
+    words: int,
+    scope: str,
+    ordem: str,
+    desc: bool,
+    paged: bool,
+    dialect: str,
+):
+    """The API list's statement for one shape of query, its values bound when run.
+
+    Built once per shape and kept: the list is the stock API's most read endpoint, and building
+    its statement (27 columns, filters, order, page) and cache key cost about as much as running
+    it. The same conditions as ``listed``, ``scoped``, ``_sorted`` and ``_page``; ``dialect`` is
+    part of the shape because the text sorts are written per database (``_text_key``). The
+    newest batch (``newest``) is found inside the statement: one round trip, and no rows when
+    there is no batch at all.
+    """
+    lote_id = newest_lote_id_subquery() if newest else bindparam("lote_id")
+    stmt = select(*LISTED_COLUMNS).where(Recomendacao.lote_id == lote_id)
+    columns = dict(FILTER_COLUMNS)
+    for name in filters:
+        stmt = stmt.where(columns[name] == bindparam(f"filtro_{name}"))
+    if words:
+        conditions = [_word_condition(bindparam(f"palavra_{i}", type_=String)) for i in range(words)]
+        stmt = stmt.where(conditions[0] if words == 1 else and_(*conditions))
+    if scope == "none":
+        stmt = stmt.where(false())
+    elif scope == "loja":
+        loja_id = bindparam("loja_id")
+        stmt = stmt.where(or_(Recomendacao.origem_id == loja_id, Recomendacao.destino_id == loja_id))
+    stmt = _sorted(stmt, ordem, desc, dialect).offset(bindparam("offset", type_=Integer))
+    return stmt.limit(bindparam("limite", type_=Integer)) if paged else stmt
 
 
 def count_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> int:
@@ -238,18 +331,18 @@ def count_recomendacoes(user: User, filtro: FiltroRecomendacoes) -> int:
     return db.session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
 
 
-def _sorted(stmt, ordem: str, desc: bool):
+def _sorted(stmt, ordem: str, desc: bool, dialect: str | None = None):
     if ordem == "prioridade":
         return stmt.order_by(*(LIST_ORDER_REVERSED if desc else LIST_ORDER))
     keys: tuple
     if ordem == "produto":
         stmt = stmt.join(Produto, Produto.id == Recomendacao.produto_id)
-        keys = (_text_key(Produto.nome), _text_key(Recomendacao.tamanho))
+        keys = (_text_key(Produto.nome, dialect), _text_key(Recomendacao.tamanho, dialect))
     elif ordem in ("origem", "destino"):
         loja = aliased(Loja)
         column = Recomendacao.origem_id if ordem == "origem" else Recomendacao.destino_id
         stmt = stmt.join(loja, loja.id == column)
-        keys = (_text_key(loja.nome),)
+        keys = (_text_key(loja.nome, dialect),)
     elif ordem == "status":
         # The workflow's order, vetoed ones last.
         keys = (
@@ -267,10 +360,11 @@ def _sorted(stmt, ordem: str, desc: bool):
     return stmt.order_by(*(key.desc() if desc else key for key in keys), *LIST_ORDER)
 
 
-def _text_key(column):
+def _text_key(column, dialect: str | None = None):
     """Case-insensitive, by code point on both databases (PostgreSQL would otherwise use its locale)."""
     lowered = func.lower(column)
-    return lowered.collate("C") if db.session.get_bind().dialect.name == "postgresql" else lowered
+    dialect = dialect or db.session.get_bind().dialect.name
+    return lowered.collate("C") if dialect == "postgresql" else lowered
 
 
 def _lote_rows(lote_id: uuid.UUID, user: User, ativas: bool):
@@ -285,7 +379,7 @@ def lote_recomendacoes(
 ) -> Sequence[Row]:
     """The batch's recommendations ``user`` may see, in list order, as rows of ``LISTED_COLUMNS``;
     ``ativas`` leaves out the vetoed and the refused. 404 for an unknown batch."""
-    get_lote(lote_id)
+    existing_lote_id(lote_id)
     return db.session.execute(_page(_lote_rows(lote_id, user, ativas), limite, offset)).all()
 
 
@@ -378,7 +472,7 @@ def active_condition():
 
 def distinct_values(lote_id: uuid.UUID, user: User) -> tuple[set[uuid.UUID], set[uuid.UUID], set[uuid.UUID]]:
     """The origins, destinations and products of the batch's recommendations ``user`` may see."""
-    get_lote(lote_id)
+    existing_lote_id(lote_id)
     stmt = select(Recomendacao.origem_id, Recomendacao.destino_id, Recomendacao.produto_id).where(
         Recomendacao.lote_id == lote_id
     )

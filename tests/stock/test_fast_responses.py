@@ -3,6 +3,7 @@ what the schema's own dump would give, and only the rows the caller may see."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import date
 
 import orjson
@@ -13,6 +14,7 @@ from sqlalchemy import select
 from extensions import db
 from models.stock_batches import Recomendacao
 from schemas.stock.batches import RecomendacaoOut
+from services.errors import NotFoundError
 from services.stock import batches as batches_service
 from services.stock import recommendations
 from tests.factories import (
@@ -261,3 +263,61 @@ def test_a_manager_gets_only_its_store_from_the_database_writer(client, net):
     mine = [r for r in _schema_dump(lote) if str(a.id) in (r["origemId"], r["lojaDestinoId"])]
     body = orjson.loads(client.get(f"{API}/lotes/{lote.id}", headers=manager).data)
     _same(body["recomendacoes"], mine)
+
+
+def test_the_api_list_keeps_what_the_pages_list_keeps_for_every_shape_of_query(ctx, net):
+    """The API's list runs one statement per shape of query, built once with its values bound;
+    the pages' list builds its statement each time: the same rows in the same order, whatever
+    the filters, search, sort, page and caller."""
+    from services.stock.recommendations import (
+        SORTS,
+        FiltroRecomendacoes,
+        list_recomendacao_rows,
+        list_recomendacoes,
+    )
+
+    lote, a = net["lote"], net["a"]
+    callers = [
+        make_user(papel="planejador"),
+        make_user(papel="gerente_loja", loja=a),
+        make_user(papel="gerente_loja"),  # no store: sees nothing
+    ]
+    queries = [
+        {},
+        {"lote_id": lote.id},
+        {"produto_id": net["produto"].id, "destino_id": a.id},
+        {"origem_id": net["cd"].id, "tipo_origem": "cd"},
+        {"prioridade": "alta"},
+        {"status": "pendente"},
+        {"vetado": True},
+        {"vetado": False},
+        {"q": "curitiba"},
+        {"q": "Tênis  sp01"},
+        {"q": "   "},
+        {"q": "100%_\\"},
+        {"limite": 2, "offset": 1},
+        {"offset": 3},
+        {"prioridade": "media", "q": "loja", "limite": 1},
+    ]
+    # Every query in the list's order both ways; every sort on a plain and a searched list.
+    shapes = [(query, "prioridade", desc) for query in queries for desc in (False, True)]
+    shapes += [
+        (query, ordem, desc) for query in ({}, {"q": "loja"}) for ordem in SORTS for desc in (False, True)
+    ]
+    found = 0
+    for user in callers:
+        for query, ordem, desc in shapes:
+            filtro = FiltroRecomendacoes(ordem=ordem, desc=desc, **query)
+            expected = [r.id for r in list_recomendacoes(user, filtro)]
+            rows = list_recomendacao_rows(user, filtro)
+            assert [r.id for r in rows] == expected, (user.papel, user.loja_id, query, ordem, desc)
+            found += len(expected)
+    assert found > 100
+
+    # A batch with nothing in it lists nothing; a batch that does not exist is a 404.
+    empty = FiltroRecomendacoes(lote_id=make_lote(date(2026, 11, 4)).id)
+    assert list_recomendacao_rows(callers[0], empty) == list_recomendacoes(callers[0], empty) == []
+    missing = FiltroRecomendacoes(lote_id=uuid.uuid4())
+    for listing in (list_recomendacoes, list_recomendacao_rows):
+        with pytest.raises(NotFoundError):
+            listing(callers[0], missing)
