@@ -1,17 +1,20 @@
 """Demand estimation of the recommendation engine: what each store will sell of each size.
 
 Pure numpy on the ``EngineInput`` arrays (``docs/engine.md`` §1). Every store x
-item cell gets two figures:
+item cell gets three figures:
 
 - ``rate``: units per day it sells while its customers buy the size, pooled
   from its own sales and the network's (Poisson-Gamma empirical Bayes), with
   the days it was out of stock left out (censored demand);
 - ``alive``: the probability that its customers buy the size at all. A cell
   that sold nothing over days it had stock is evidence of a size nobody buys
-  there; a cell out of stock the whole window is no evidence either way.
+  there, and so is one the store was never given while it got the rest of the
+  run; a cell that ran out is no evidence either way;
+- ``dispersion``: how uncertain the rate is (1 / the shape of its Gamma posterior).
 
 Over a horizon of H days the demand of a cell is zero with probability
-``1 - alive`` and Poisson(rate x H) otherwise.
+``1 - alive`` and otherwise negative binomial with mean rate x H (Poisson on a
+rate known only up to that Gamma).
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def prob_at_least(x: np.ndarray, mu: np.ndarray, dispersion: np.ndarray | None =
     return out
 
 
-def poisson_pmf(x: np.ndarray, mu: np.ndarray, dispersion: np.ndarray | None = None) -> np.ndarray:
+def prob_exactly(x: np.ndarray, mu: np.ndarray, dispersion: np.ndarray | None = None) -> np.ndarray:
     """P(D = x), elementwise (x >= 0); D as in ``prob_at_least``."""
     x = np.asarray(x, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)

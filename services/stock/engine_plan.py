@@ -24,8 +24,8 @@ from services.stock.engine_demand import (
     expected_sales,
     key_sizes,
     pmf_step,
-    poisson_pmf,
     prob_at_least,
+    prob_exactly,
     product_matrix,
     run_factor,
 )
@@ -245,7 +245,7 @@ def _destination_units(
     # p(x + 1) = p(x) step(x) / (x + 1): one special-function call per cell, not per unit.
     tail = next_unit[dn, dk]
     del next_unit, first_gain
-    pmf = poisson_pmf(ds + 1, dmu, dphi)
+    pmf = prob_exactly(ds + 1, dmu, dphi)
     block = uplift[dn, dk].copy()
     for j in range(1, qmin + 1):
         block += dal * tail
@@ -329,7 +329,7 @@ def _origin_losses(
     s_phi = None if phi is None else phi[s_node, s_item]
     s_top = top_loss[s_item]
     tail = prob_at_least(s_held, s_mu, s_phi)
-    pmf = poisson_pmf(np.maximum(s_held - 1.0, 0.0), s_mu, s_phi) * (s_held >= 1)
+    pmf = prob_exactly(np.maximum(s_held - 1.0, 0.0), s_mu, s_phi) * (s_held >= 1)
     active = np.arange(stores.shape[0])
     j = 1
     while active.shape[0]:
