@@ -57,8 +57,8 @@ from services.stock.engine import (
     shipment_cost,
 )
 from services.stock.engine_contract import EngineInput, EngineOutput, EngineRules
-from services.stock.engine_demand import estimate_demand, run_factor
-from services.stock.engine_plan import MIN_LOT_GAIN, MIN_UNIT_GAIN, held_stock, run_uplift
+from services.stock.engine_demand import estimate_demand
+from services.stock.engine_plan import MIN_LOT_GAIN, MIN_UNIT_GAIN, cell_values
 
 HISTORY_DAYS = 30
 RECENT_DAYS = 7
@@ -313,12 +313,8 @@ def covered_cells(world: World) -> np.ndarray:
     """(N, K) cells with units in transit that, once these arrive, the engine's own valuation
     would send nothing more: the next unit's value (its chance to sell, plus the run it completes)
     is below the engine's bar. A unit sent there re-sends what is already on its way."""
-    inputs, rules = world.inputs, world.rules
-    held = held_stock(inputs)
-    demand = estimate_demand(inputs)
-    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
-    alive = np.asarray(demand.alive, dtype=np.float64)
-    first = alive * prob_at_least(held + 1, mu) + run_uplift(inputs, held, mu * alive)
+    cells = cell_values(world.inputs, world.rules, estimate_demand(world.inputs))
+    first = cells.alive * prob_at_least(cells.held + 1, cells.mu, cells.dispersion) + cells.uplift
     return (world.in_transit > 0) & (first < min(MIN_UNIT_GAIN, MIN_LOT_GAIN))
 
 

@@ -1,17 +1,20 @@
 """Demand estimation of the recommendation engine: what each store will sell of each size.
 
 Pure numpy on the ``EngineInput`` arrays (``docs/engine.md`` §1). Every store x
-item cell gets two figures:
+item cell gets three figures:
 
 - ``rate``: units per day it sells while its customers buy the size, pooled
   from its own sales and the network's (Poisson-Gamma empirical Bayes), with
   the days it was out of stock left out (censored demand);
 - ``alive``: the probability that its customers buy the size at all. A cell
   that sold nothing over days it had stock is evidence of a size nobody buys
-  there; a cell out of stock the whole window is no evidence either way.
+  there, and so is one the store was never given while it got the rest of the
+  run; a cell that ran out is no evidence either way;
+- ``dispersion``: how uncertain the rate is (1 / the shape of its Gamma posterior).
 
 Over a horizon of H days the demand of a cell is zero with probability
-``1 - alive`` and Poisson(rate x H) otherwise.
+``1 - alive`` and otherwise negative binomial with mean rate x H (Poisson on a
+rate known only up to that Gamma).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.special import gammaln, pdtr, pdtrc
+from scipy.special import betainc, gammaln, pdtr, pdtrc
 
 from services.stock.engine_contract import EngineInput
 
@@ -53,36 +56,76 @@ EARTH_RADIUS_KM = 6371.0088
 # Poisson helpers (vectorised)
 
 
-def prob_at_least(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """P(D >= x) for D ~ Poisson(mu), elementwise; 1 when x <= 0, 0 when mu = 0 < x."""
+def prob_at_least(x: np.ndarray, mu: np.ndarray, dispersion: np.ndarray | None = None) -> np.ndarray:
+    """P(D >= x), elementwise; 1 when x <= 0, 0 when mu = 0 < x.
+
+    D is Poisson(mu) where ``dispersion`` (phi) is 0 or not given, otherwise negative binomial
+    with mean mu and variance mu + phi mu^2: Poisson on a rate known only up to a Gamma of
+    shape 1 / phi (the estimate's posterior, §1).
+    """
     x, mu = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(mu, dtype=np.float64))
-    # the incomplete gamma function is the costly part: only where the answer is not trivial
+    # the incomplete gamma (beta) function is the costly part: only where the answer is not trivial
     live = (x > 0) & (mu > 0)
-    if live.all():  # the usual case: no copies in and out of the live cells
-        return np.asarray(pdtrc(x - 1.0, mu))  # an array even for scalar arguments, as below
+    if dispersion is None or not np.any(dispersion):
+        if live.all():  # the usual case: no copies in and out of the live cells
+            return np.asarray(pdtrc(x - 1.0, mu))  # an array even for scalar arguments, as below
+        out = (x <= 0).astype(np.float64)
+        out[live] = pdtrc(x[live] - 1.0, mu[live])
+        return out
+    phi = np.broadcast_to(np.asarray(dispersion, dtype=np.float64), x.shape)
     out = (x <= 0).astype(np.float64)
-    out[live] = pdtrc(x[live] - 1.0, mu[live])
+    nb = live & (phi > 0)
+    po = live & ~nb
+    out[po] = pdtrc(x[po] - 1.0, mu[po])
+    # P(D >= x) = I_q(x, r) with r = 1 / phi and q = mu phi / (1 + mu phi)
+    m_phi = mu[nb] * phi[nb]
+    out[nb] = betainc(x[nb], 1.0 / phi[nb], m_phi / (1.0 + m_phi))
     return out
 
 
-def poisson_pmf(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """P(D = x) for D ~ Poisson(mu), elementwise (x >= 0)."""
+def prob_exactly(x: np.ndarray, mu: np.ndarray, dispersion: np.ndarray | None = None) -> np.ndarray:
+    """P(D = x), elementwise (x >= 0); D as in ``prob_at_least``."""
     x = np.asarray(x, dtype=np.float64)
     mu = np.asarray(mu, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_p = x * np.log(mu) - mu - gammaln(x + 1.0)
+        if dispersion is not None and np.any(dispersion):
+            phi = np.asarray(dispersion, dtype=np.float64)
+            r = 1.0 / phi
+            log_nb = (
+                gammaln(x + r)
+                - gammaln(r)
+                - gammaln(x + 1.0)
+                - r * np.log1p(mu * phi)
+                + x * (np.log(mu * phi) - np.log1p(mu * phi))
+            )
+            log_p = np.where(phi > 0, log_nb, log_p)
     return np.where(mu > 0, np.exp(log_p), (x == 0).astype(np.float64))
 
 
-def expected_sales(stock: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """E[min(D, s)] for D ~ Poisson(mu) and s units on hand, elementwise.
+def pmf_step(x: np.ndarray, mu: np.ndarray, dispersion: np.ndarray | None = None) -> np.ndarray:
+    """P(D = x + 1) / P(D = x) times (x + 1): mu for a Poisson, mu (1 + x phi) / (1 + mu phi) for
+    a negative binomial. The planning walks the tails with it, one unit at a time."""
+    if dispersion is None:
+        return np.asarray(mu, dtype=np.float64)
+    return mu * (1.0 + x * dispersion) / (1.0 + mu * dispersion)
 
-    Uses sum_{d<s} d p(d) = mu P(D <= s-2), so E = mu P(D <= s-2) + s P(D >= s).
+
+def expected_sales(stock: np.ndarray, mu: np.ndarray, dispersion: np.ndarray | None = None) -> np.ndarray:
+    """E[min(D, s)] for s units on hand, elementwise; D as in ``prob_at_least``.
+
+    Uses sum_{d<s} d p(d) = mu P(D' <= s-2), so E = mu P(D' <= s-2) + s P(D >= s), where D' is D
+    for a Poisson and, for a negative binomial of shape r, the one of shape r + 1 and the same
+    odds (mean mu (1 + phi), dispersion phi / (1 + phi)).
     """
     s = np.maximum(np.asarray(stock, dtype=np.float64), 0.0)
     mu = np.asarray(mu, dtype=np.float64)
-    below = np.where(s >= 2, pdtr(np.maximum(s - 2.0, 0.0), mu), 0.0)
-    return mu * below + s * prob_at_least(s, mu)
+    if dispersion is None or not np.any(dispersion):
+        below = np.where(s >= 2, pdtr(np.maximum(s - 2.0, 0.0), mu), 0.0)
+        return mu * below + s * prob_at_least(s, mu)
+    phi = np.asarray(dispersion, dtype=np.float64)
+    below = np.where(s >= 2, 1.0 - prob_at_least(s - 1.0, mu * (1.0 + phi), phi / (1.0 + phi)), 0.0)
+    return mu * below + s * prob_at_least(s, mu, phi)
 
 
 def haversine_km(lat1, lng1, lat2, lng2) -> np.ndarray:
@@ -263,6 +306,9 @@ class Demand:
 
     rate: np.ndarray  # (N, K) units/day with the whole run on the shelf, 0 at CDs
     alive: np.ndarray  # (N, K) in [0, 1]
+    # (N, K) 1 / shape of the rate's Gamma posterior: the horizon's demand is negative binomial
+    # with variance mu + dispersion mu^2; None (or 0) where the rate is known (Poisson)
+    dispersion: np.ndarray | None = None
 
     @property
     def mean(self) -> np.ndarray:
@@ -283,6 +329,55 @@ def _dead_share(x: np.ndarray, p_zero: np.ndarray, ring: np.ndarray, informative
     return share
 
 
+def _never_stocked(
+    inputs: EngineInput,
+    x: np.ndarray,
+    a_mat: sparse.csr_matrix,
+    item_product: np.ndarray,
+    ring: np.ndarray,
+    carried: np.ndarray,
+    alive: np.ndarray,
+) -> np.ndarray:
+    """``alive`` of the cells a store never had on the shelf while it had the product's other sizes.
+
+    Stores are given what they sell: a size a store got none of, while it got the rest of the
+    run, is more often one its customers do not buy than the stock-outs on the shelf say (those
+    are evidence on cells that were given stock). What each cell got is its stock plus its
+    sales (no receipts seen); it is compared with the store's share of the product times the
+    size's share of the network's: P(nothing | bought) is a Gamma-Poisson zero, its prior fitted
+    on the snapshot, and the ring's share of cells nobody buys is the zeros beyond it.
+    """
+    stock = np.maximum(np.asarray(inputs.stock, dtype=np.float64), 0.0)
+    given = stock + x
+    if inputs.in_transit is not None:  # what the batches already sent counts as given
+        given = given + np.maximum(np.asarray(inputs.in_transit, dtype=np.float64), 0.0)
+    given = given * carried
+    item_given = given.sum(axis=0)
+    product_given = np.bincount(item_product, weights=item_given, minlength=a_mat.shape[1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        size_share = np.where(product_given[item_product] > 0, item_given / product_given[item_product], 0.0)
+    expected = by_product(a_mat, given)[:, item_product] * size_share[None, :]
+    cells = carried & (expected > 0)
+    if cells.sum() < 20:
+        return alive
+    shape = _gamma_shape(given[cells], expected[cells])
+    p_zero = (shape / (shape + expected)) ** shape
+    never = cells & (given <= 0)
+    dead = np.zeros(int(ring.max()) + 1)
+    for r in range(dead.shape[0]):
+        in_ring = cells & (ring == r)[None, :]
+        if in_ring.sum() < 20:
+            continue
+        zeros = float(never[in_ring].mean())
+        expected_zeros = float(p_zero[in_ring].mean())
+        if expected_zeros < 1.0:
+            dead[r] = np.clip((zeros - expected_zeros) / (1.0 - expected_zeros), 0.0, DEAD_SHARE_MAX)
+    d = dead[ring][None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        posterior = (1.0 - d) * p_zero / (d + (1.0 - d) * p_zero)
+    return np.where(never, np.minimum(alive, np.nan_to_num(posterior, nan=1.0)), alive)
+
+
 def estimate_demand(inputs: EngineInput) -> Demand:
     """(rate, alive) of every cell; see the module's docstring and docs/engine.md §1."""
     n_nodes, n_items = np.asarray(inputs.stock).shape
@@ -291,7 +386,7 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     x = np.asarray(inputs.sales, dtype=np.float64) * is_store[:, None]
     if n_nodes == 0 or n_items == 0 or x.sum() <= 0:
         zeros = np.zeros((n_nodes, n_items))
-        return Demand(zeros, zeros.copy())
+        return Demand(zeros, zeros.copy(), zeros.copy())
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     a_mat = product_matrix(inputs)
     f_shelf = exposure(inputs) * is_store[:, None]
@@ -338,6 +433,9 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     with np.errstate(invalid="ignore", divide="ignore"):
         lam = np.where(m > 0, m * (x + shape_rate) / (mf + shape_rate), 0.0)
     rate = lam / days
+    # The rate's posterior is Gamma with shape x + b: over the horizon, demand is negative
+    # binomial, its tails far from the mean fatter than a Poisson at the point estimate.
+    dispersion = np.where(m > 0, 1.0 / (x + shape_rate), 0.0)
 
     # Sizes nobody buys: zero sales over days on the shelf, beyond what the pooled rate explains.
     p_zero = (shape_cell / (shape_cell + mf)) ** shape_cell
@@ -349,6 +447,7 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     with np.errstate(invalid="ignore", divide="ignore"):
         alive = np.where(x > 0, 1.0, (1.0 - dead) * p_zero / (dead + (1.0 - dead) * p_zero))
     alive = np.nan_to_num(alive, nan=1.0)
+    alive = _never_stocked(inputs, x, a_mat, item_product, ring, carried & is_store[:, None], alive)
 
     # Trends compare what the last week sold with what the window's rates say it would have
     # sold over the days each cell was on the shelf in that week (with its run as it was): a
@@ -371,7 +470,7 @@ def estimate_demand(inputs: EngineInput) -> Demand:
             lift = _ratio(r_np, e_np * factor, CAMPAIGN_LIFT_BOUNDS)
             factor = np.where(campaign, factor * lift, factor)
         rate = rate * factor[:, item_product]
-    return Demand(rate * is_store[:, None], alive * is_store[:, None])
+    return Demand(rate * is_store[:, None], alive * is_store[:, None], dispersion * is_store[:, None])
 
 
 def estimate_daily_demand(inputs: EngineInput) -> np.ndarray:

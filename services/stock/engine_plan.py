@@ -23,8 +23,9 @@ from services.stock.engine_demand import (
     by_product,
     expected_sales,
     key_sizes,
-    poisson_pmf,
+    pmf_step,
     prob_at_least,
+    prob_exactly,
     product_matrix,
     run_factor,
 )
@@ -116,7 +117,9 @@ def eligibility(inputs: EngineInput, rules: EngineRules, mu: np.ndarray) -> tupl
     return dest_ok, avail
 
 
-def run_uplift(inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray) -> np.ndarray:
+def run_uplift(
+    inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray, dispersion: np.ndarray | None = None
+) -> np.ndarray:
     """(N, K) expected sales a key size with no stock would bring back to the rest of its run.
 
     KEY_RUN_EFFECT / (key sizes) of what the store's other sizes of the product are
@@ -135,7 +138,8 @@ def run_uplift(inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray) -> np
     if rows.shape[0] == 0:
         return out
     es = np.zeros(held.shape)
-    es[rows, cols] = expected_sales(held[rows, cols], mean_mu[rows, cols])
+    phi = None if dispersion is None else dispersion[rows, cols]
+    es[rows, cols] = expected_sales(held[rows, cols], mean_mu[rows, cols], phi)
     run_es = by_product(a_mat, es)[:, item_product]
     n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
     share = np.where(n_key > 0, KEY_RUN_EFFECT / np.maximum(n_key, 1), 0.0)[item_product]
@@ -151,13 +155,15 @@ class CellValues:
     mu: np.ndarray  # (N, K) expected horizon demand while its customers buy the size, run as held
     alive: np.ndarray  # (N, K) probability its customers buy the size
     uplift: np.ndarray  # (N, K) run_uplift: what a missing key size brings back to its run
+    dispersion: np.ndarray | None  # (N, K) negative binomial dispersion of mu (None: Poisson)
 
 
 def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> CellValues:
     held = held_stock(inputs)
     mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
     alive = np.asarray(demand.alive, dtype=np.float64)
-    return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive))
+    phi = None if demand.dispersion is None else np.asarray(demand.dispersion, dtype=np.float64)
+    return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive, phi), phi)
 
 
 def plan(
@@ -180,13 +186,13 @@ def plan(
     if qmax < qmin or n_nodes == 0 or n_items == 0:
         return Plan.empty()
     cells = cells if cells is not None else cell_values(inputs, rules, demand)
-    held, mu, alive, uplift = cells.held, cells.mu, cells.alive, cells.uplift
+    held, mu, alive, uplift, phi = cells.held, cells.mu, cells.alive, cells.uplift, cells.dispersion
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     dest_ok, avail = eligibility(inputs, rules, mu * alive)
     # qtdMaxima bounds each shipment, not a destination's need: a cell short of more
     # than one lot is served by several origins, one lot each
     dest = _destination_units(
-        held, mu, alive, uplift, dest_ok, qmin, qmax * ROUTING_PASSES, min_gain, lot_gain
+        held, mu, phi, alive, uplift, dest_ok, qmin, qmax * ROUTING_PASSES, min_gain, lot_gain
     )
     if dest is None:
         return Plan.empty()
@@ -194,7 +200,7 @@ def plan(
     ok_, on = np.nonzero((avail >= qmin).T)  # origin cells, ordered by item, then node
     keep_cd = cd_keep_value(rules)
     q_cell = _quantities(
-        dest, held, mu, alive, avail, ok_, on, is_cd, keep_cd, qmin, n_items, min_gain, unit_budget
+        dest, held, mu, phi, alive, avail, ok_, on, is_cd, keep_cd, qmin, n_items, min_gain, unit_budget
     )
     cost = shipment_cost(dist, rules)
     # among equally priced shipments, the nearest origin
@@ -208,6 +214,7 @@ def plan(
 def _destination_units(
     held: np.ndarray,
     mu: np.ndarray,
+    phi: np.ndarray | None,
     alive: np.ndarray,
     uplift: np.ndarray,
     dest_ok: np.ndarray,
@@ -220,7 +227,9 @@ def _destination_units(
     qmin at their mean."""
     # P(D >= s + 1) of each eligible cell: its first unit's value, then the candidates' tails
     next_unit = np.zeros(mu.shape)
-    next_unit[dest_ok] = prob_at_least(held[dest_ok] + 1, mu[dest_ok])
+    d_phi = None if phi is None else phi[dest_ok]
+    next_unit[dest_ok] = prob_at_least(held[dest_ok] + 1, mu[dest_ok], d_phi)
+    del d_phi
     first_gain = np.zeros(mu.shape)
     first_gain[dest_ok] = alive[dest_ok] * next_unit[dest_ok] + uplift[dest_ok]
     dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
@@ -231,16 +240,17 @@ def _destination_units(
     ds = held[dn, dk].astype(np.float64)
     dmu = mu[dn, dk]
     dal = alive[dn, dk]
+    dphi = None if phi is None else phi[dn, dk]
     # P(D >= s + j) for j = 1, 2, ... by the recursion P(D >= x + 1) = P(D >= x) - p(x),
-    # p(x + 1) = p(x) mu / (x + 1): one special-function call per cell, not per unit.
+    # p(x + 1) = p(x) step(x) / (x + 1): one special-function call per cell, not per unit.
     tail = next_unit[dn, dk]
     del next_unit, first_gain
-    pmf = poisson_pmf(ds + 1, dmu)
+    pmf = prob_exactly(ds + 1, dmu, dphi)
     block = uplift[dn, dk].copy()
     for j in range(1, qmin + 1):
         block += dal * tail
         tail = np.maximum(tail - pmf, 0.0)
-        pmf = pmf * dmu / (ds + j + 1)
+        pmf = pmf * pmf_step(ds + j, dmu, dphi) / (ds + j + 1)
     block /= qmin
     # A minimum lot passes when its average reaches lot_gain: its units get a
     # bonus that brings that bar to min_gain, the bar of the units beyond it.
@@ -258,7 +268,8 @@ def _destination_units(
         unit_cell.append(active)
         unit_value.append(value)
         tail = np.maximum(tail - pmf, 0.0)
-        pmf = pmf * dmu[active] / (ds[active] + j + 1)
+        a_phi = None if dphi is None else dphi[active]
+        pmf = pmf * pmf_step(ds[active] + j, dmu[active], a_phi) / (ds[active] + j + 1)
     u_cell = np.concatenate(unit_cell)
     u_value = np.concatenate(unit_value)
     del unit_cell, unit_value
@@ -280,6 +291,7 @@ def _destination_units(
 def _origin_losses(
     held: np.ndarray,
     mu: np.ndarray,
+    phi: np.ndarray | None,
     alive: np.ndarray,
     avail: np.ndarray,
     ok_: np.ndarray,
@@ -314,9 +326,10 @@ def _origin_losses(
     s_item, s_node, s_mu, s_cap = ok_[stores], on[stores], o_mu[stores], o_units[stores]
     s_held = held[s_node, s_item].astype(np.float64)
     s_alive = alive[s_node, s_item]
+    s_phi = None if phi is None else phi[s_node, s_item]
     s_top = top_loss[s_item]
-    tail = prob_at_least(s_held, s_mu)
-    pmf = poisson_pmf(np.maximum(s_held - 1.0, 0.0), s_mu) * (s_held >= 1)
+    tail = prob_at_least(s_held, s_mu, s_phi)
+    pmf = prob_exactly(np.maximum(s_held - 1.0, 0.0), s_mu, s_phi) * (s_held >= 1)
     active = np.arange(stores.shape[0])
     j = 1
     while active.shape[0]:
@@ -327,7 +340,10 @@ def _origin_losses(
         losses.append(loss)
         x = s_held[active] - j  # the next unit loses P(D >= x)
         tail = tail + pmf
-        pmf = np.where(x >= 1, pmf * x / s_mu[active], 0.0)
+        # p(x - 1) = p(x) x / step(x - 1)
+        a_phi = None if s_phi is None else s_phi[active]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pmf = np.where(x >= 1, pmf * x / pmf_step(x - 1.0, s_mu[active], a_phi), 0.0)
         j += 1
     l_item = np.concatenate(items)
     l_loss = np.concatenate(losses)
@@ -341,6 +357,7 @@ def _quantities(
     dest: Destinations,
     held: np.ndarray,
     mu: np.ndarray,
+    phi: np.ndarray | None,
     alive: np.ndarray,
     avail: np.ndarray,
     ok_: np.ndarray,
@@ -363,7 +380,7 @@ def _quantities(
     has = d_count > 0
     top_loss[has] = u_value[d_start[has]] - min_gain
     z_count, l_loss, o_count, o_start = _origin_losses(
-        held, mu, alive, avail, ok_, on, is_cd, keep_cd, d_count, top_loss, n_items
+        held, mu, phi, alive, avail, ok_, on, is_cd, keep_cd, d_count, top_loss, n_items
     )
 
     paired = rank < z_count[u_item] + o_count[u_item]
@@ -393,15 +410,19 @@ def shipment_values(
     a CD loses the value of the units it keeps for later weeks.
     """
     o, d, k, q = p.origin, p.dest, p.item, p.quantity
-    held, mu, alive = cells.held, cells.mu, cells.alive
+    held, mu, alive, phi = cells.held, cells.mu, cells.alive, cells.dispersion
     d_held = held[d, k]
-    gain = alive[d, k] * (expected_sales(d_held + q, mu[d, k]) - expected_sales(d_held, mu[d, k]))
+    d_phi = None if phi is None else phi[d, k]
+    gain = alive[d, k] * (
+        expected_sales(d_held + q, mu[d, k], d_phi) - expected_sales(d_held, mu[d, k], d_phi)
+    )
     if (d_held <= 0).any():
         gain = gain + np.where(d_held <= 0, cells.uplift[d, k], 0.0)
     n_items = held.shape[1]
     before = sent_before(o, k, q, n_items)
     o_held, o_mu = held[o, k] - before, mu[o, k]
-    loss = alive[o, k] * (expected_sales(o_held, o_mu) - expected_sales(o_held - q, o_mu))
+    o_phi = None if phi is None else phi[o, k]
+    loss = alive[o, k] * (expected_sales(o_held, o_mu, o_phi) - expected_sales(o_held - q, o_mu, o_phi))
     loss = np.where(np.asarray(inputs.node_is_cd, dtype=bool)[o], cd_keep_value(rules) * q, loss)
     return gain, loss
 

@@ -316,7 +316,8 @@ def compute_file(folder: Path, index: int) -> float | None:
         return None
     meta = json.loads(str(_load(folder / "network.npz")["meta"]))
     data = _load(folder / f"in-{index}.npz")
-    items, demand = data.pop("items"), engine.Demand(data.pop("rate"), data.pop("alive"))
+    dispersion = data.pop("dispersion", None)  # absent from partitions written before it existed
+    items, demand = data.pop("items"), engine.Demand(data.pop("rate"), data.pop("alive"), dispersion)
     data["history_days"] = int(data["history_days"])
     part = EngineInput(**data)
     started = time.perf_counter()
@@ -342,6 +343,7 @@ def write_partitions(folder: Path, inputs: EngineInput, demand: Any, groups: lis
             items=items,
             rate=demand.rate[:, items],
             alive=demand.alive[:, items],
+            **({} if demand.dispersion is None else {"dispersion": demand.dispersion[:, items]}),
             **fields,
         )
 

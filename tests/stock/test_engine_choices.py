@@ -1,5 +1,6 @@
-"""The engine's choices seen in a generated batch: sizes never on the shelf, shared trips, the
-per-unit bar net of the trip (docs/engine.md §1, §2 and §4), through the CLI and the API."""
+"""The engine's choices seen in a generated batch: sizes never on the shelf, sizes a store was
+never given, shared trips, the per-unit bar net of the trip (docs/engine.md §1, §2 and §4),
+through the CLI and the API."""
 
 from __future__ import annotations
 
@@ -89,3 +90,30 @@ def test_a_trip_must_leave_the_per_unit_bar_on_each_unit_it_carries(client, runn
     generate(runner)
     recs = batch_recs(client, admin)
     assert [(r["origemId"], r["quantidade"]) for r in recs] == [(str(cd.id), units)]
+
+
+def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_is_not_sent_there(
+    client, runner, admin
+):
+    """24 stores were given every size of the product and sell them. Loja Nunca got none of 42
+    and Loja Ruptura sold all of its 20 days ago: the CD's 42s go to Ruptura, whose customers buy
+    it. Stores are given what they sell: a size Nunca never got while it got the rest says its
+    customers do not buy it, where before it was valued like any size out of stock."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    lojas = [make_loja(nome=f"Loja {i}", lat=-23.55 + i * 0.01, lng=-46.63) for i in range(22)]
+    nunca = make_loja(nome="Loja Nunca", lat=-23.56, lng=-46.64)
+    ruptura = make_loja(nome="Loja Ruptura", lat=-23.57, lng=-46.65)
+    produto = make_produto(tamanhos=("36", "38", "40", "42"))
+    set_stock(cd, produto, **{"42": 100})
+    for loja in [*lojas, nunca, ruptura]:
+        set_stock(loja, produto, **{"36": 4, "38": 4, "40": 4, "42": 4})
+        for tamanho in ("36", "38", "40") if loja in (nunca, ruptura) else ("36", "38", "40", "42"):
+            add_sales(loja, produto, tamanho, [0, 0, 0, 0, 1] * 6, end=ON)
+    set_stock(nunca, produto, **{"42": 0})
+    set_stock(ruptura, produto, **{"42": 0})
+    add_sales(ruptura, produto, "42", [1] * 10 + [0] * 20, end=ON)
+    put_rules(client, admin, custoEnvio=0, custoKm=0)
+    generate(runner)
+    destinos = {r["lojaDestinoId"] for r in batch_recs(client, admin) if r["tamanho"] == "42"}
+    assert str(ruptura.id) in destinos
+    assert str(nunca.id) not in destinos

@@ -15,9 +15,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from scipy import stats
 
-from services.stock.engine import haversine_km, recommend
+from services.stock.engine import Demand, haversine_km, recommend
 from services.stock.engine_contract import EngineInput, EngineRules
+from services.stock.engine_demand import estimate_demand
 
 RULES = EngineRules(
     qtd_minima=3,
@@ -288,6 +290,77 @@ def test_a_size_that_did_not_sell_while_on_the_shelf_gets_nothing():
     out = recommend(net, replace(RULES, qtd_minima=1))
     to_store_1 = {int(k) for d, k in zip(out.dest, out.item, strict=True) if d == 1}
     assert to_store_1 == {0}
+
+
+def _one_product_network(stock: np.ndarray, sales: np.ndarray) -> EngineInput:
+    """Node 0 a CD, the others stores along a road; one product, a size per column."""
+    n, k = stock.shape
+    return EngineInput(
+        node_is_cd=np.arange(n) == 0,
+        node_lat=np.full(n, -23.0),
+        node_lng=np.linspace(-46.0, -47.0, n),
+        node_blocked=np.zeros(n, dtype=bool),
+        product_blocked=np.zeros(1, dtype=bool),
+        product_brand=np.zeros(1, dtype=np.int32),
+        product_category=np.zeros(1, dtype=np.int32),
+        item_product=np.zeros(k, dtype=np.int32),
+        item_size_pos=np.arange(k, dtype=np.int16),
+        stock=stock.astype(np.int32),
+        sales=sales.astype(np.float32),
+        sales_recent=(sales * 7 / DAYS).astype(np.float32),
+        history_days=DAYS,
+        campaign=np.zeros((n, 1), dtype=bool),
+        route_factor=np.ones((n, n), dtype=np.float32),
+        brand_factor=np.ones(1, dtype=np.float32),
+        category_factor=np.ones(1, dtype=np.float32),
+        last_sale_age=np.where(sales > 0, 0, DAYS).astype(np.int16),
+    )
+
+
+def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_gets_nothing():
+    """24 stores were given 10 units of each of 4 sizes and sell them. Store 1 was given none of
+    the last size and store 2 sold all of its: the CD's units of that size go to store 2, whose
+    customers buy it, and not to store 1, which stores are given what they sell says they do not."""
+    n = 25
+    stock = np.full((n, 4), 4)
+    sales = np.full((n, 4), 6.0)
+    stock[0], sales[0] = [0, 0, 0, 100], 0  # the CD
+    stock[1, 3], sales[1, 3] = 0, 0  # never given the size
+    stock[2, 3], sales[2, 3] = 0, 10  # sold out
+    net = _one_product_network(stock, sales)
+    out = recommend(net, replace(RULES, qtd_minima=1))
+    served = {int(d) for d, k in zip(out.dest, out.item, strict=True) if k == 3}
+    assert 2 in served and 1 not in served
+    # on the shelf all month without a sale would say the same; out of it, only the allocation does
+    assert estimate_demand(net).alive[1, 3] < 0.1 < 0.9 < estimate_demand(net).alive[2, 3]
+
+
+def test_an_uncertain_rate_values_units_with_the_negative_binomial():
+    """A rate known only up to a Gamma of shape r makes the horizon's demand negative binomial:
+    the shipment's expected extra sales are E[min(D, q)] under it, not under a Poisson at the
+    same mean (the estimate's ``dispersion``, 1 / r; none: Poisson)."""
+    stock = np.array([[60], [0]])
+    net = _one_product_network(stock, np.array([[0.0], [6.0]]))
+    rate = np.array([[0.0], [0.25]])  # 3.5 units over 14 days
+    rules = replace(RULES, qtd_minima=1, custo_envio=0.0, custo_km=0.0)
+    mean = 0.25 * rules.horizon_days
+
+    def gain(q: int, dispersion: float | None) -> float:
+        units = np.arange(q)  # E[min(D, q)] = sum of P(D > u) for u < q
+        if dispersion is None:
+            return float(stats.poisson.sf(units, mean).sum())
+        r = 1.0 / dispersion
+        return float(stats.nbinom.sf(units, r, r / (r + mean)).sum())
+
+    for dispersion in (None, 0.5):
+        phi = None if dispersion is None else np.array([[0.0], [dispersion]])
+        out = recommend(net, rules, demand=Demand(rate, np.ones((2, 1)), phi))
+        assert len(out) == 1
+        assert out.expected_gain[0] == pytest.approx(gain(int(out.quantity[0]), dispersion), rel=1e-9)
+    poisson = recommend(net, rules, demand=Demand(rate, np.ones((2, 1))))
+    uncertain = recommend(net, rules, demand=Demand(rate, np.ones((2, 1)), np.array([[0.0], [0.5]])))
+    # the long right tail makes the deeper units of the lot worth sending
+    assert uncertain.quantity[0] > poisson.quantity[0]
 
 
 def test_shipping_costs_drop_trips_that_do_not_pay_and_share_the_route():
