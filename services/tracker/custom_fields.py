@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, func, select
+from sqlalchemy import Uuid, and_, any_, bindparam, delete, exists, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from extensions import db
 from models.auth import User
@@ -394,30 +395,40 @@ def attach(views: list) -> None:
         view.custom_fields = shown[view.issue.id]
 
 
-# Built once, at import: every issue read runs it. Plain columns, not ORM objects: a row
-# carries the attributes ``_shown`` reads of a field (``type``, ``options``) and of a value.
-_FIELDS_AND_VALUES = (
-    select(
-        CustomField.id,
-        CustomField.project_id,
-        CustomField.slug,
-        CustomField.type,
-        CustomField.options,
-        CustomFieldValue.issue_id,
-        CustomFieldValue.text_value,
-        CustomFieldValue.number_value,
-        CustomFieldValue.date_value,
+def _fields_and_values(dialect: str):
+    """Every field of the projects ``project_ids``, each with its values among ``issue_ids``.
+
+    Plain columns, not ORM objects: a row carries the attributes ``_shown`` reads of a field
+    (``type``, ``options``) and of a value. On PostgreSQL the ids go as two arrays: a page's
+    50 ids as an ``IN`` list made a new SQL text of 51 parameters each time, which the driver
+    parses anew (it caches up to 50).
+    """
+    if dialect == "postgresql":
+        issue_match = CustomFieldValue.issue_id == any_(bindparam("issue_ids", type_=ARRAY(Uuid)))
+        project_match = CustomField.project_id == any_(bindparam("project_ids", type_=ARRAY(Uuid)))
+    else:
+        issue_match = CustomFieldValue.issue_id.in_(bindparam("issue_ids", expanding=True))
+        project_match = CustomField.project_id.in_(bindparam("project_ids", expanding=True))
+    return (
+        select(
+            CustomField.id,
+            CustomField.project_id,
+            CustomField.slug,
+            CustomField.type,
+            CustomField.options,
+            CustomFieldValue.issue_id,
+            CustomFieldValue.text_value,
+            CustomFieldValue.number_value,
+            CustomFieldValue.date_value,
+        )
+        .outerjoin(CustomFieldValue, and_(CustomFieldValue.field_id == CustomField.id, issue_match))
+        .where(project_match)
+        .order_by(CustomField.position)
     )
-    .outerjoin(
-        CustomFieldValue,
-        and_(
-            CustomFieldValue.field_id == CustomField.id,
-            CustomFieldValue.issue_id.in_(bindparam("issue_ids", expanding=True)),
-        ),
-    )
-    .where(CustomField.project_id.in_(bindparam("project_ids", expanding=True)))
-    .order_by(CustomField.position)
-)
+
+
+# Built once, at import: every issue read runs it, and building it cost about as much as running it.
+_FIELDS_AND_VALUES = {dialect: _fields_and_values(dialect) for dialect in ("postgresql", "sqlite")}
 
 
 def values_of(
@@ -428,7 +439,7 @@ def values_of(
     if not issues or organization is None or not enabled(organization):
         return {issue_id: {} for issue_id, _ in issues}
     rows = db.session.execute(
-        _FIELDS_AND_VALUES,
+        _FIELDS_AND_VALUES[db.session.get_bind().dialect.name],
         {
             "issue_ids": [issue_id for issue_id, _ in issues],
             "project_ids": list({project_id for _, project_id in issues}),
