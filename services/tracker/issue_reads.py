@@ -8,17 +8,19 @@ issues as ORM objects cost more than the queries themselves.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from dataclasses import dataclass, field
 from datetime import date
 
-from sqlalchemy import bindparam, exists, func, select
+from sqlalchemy import Integer, and_, bindparam, exists, func, select
 from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User, initials
-from models.tracker import PRIORITIES, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from models.tracker import PRIORITIES, PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import NotFoundError
+from services.text import contains_pattern
 from services.tracker import custom_fields, issue_counts, search
 from services.tracker.access import READ, Access, project_access
 from services.tracker.issues import KEY, MAX_NUMBER, MAX_PER_PAGE, IssueView
@@ -241,22 +243,94 @@ def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _
     return _ListPlan(project, access, conditions, _ordering(filters), page, per_page, total)
 
 
+# A list page's statement, built once per shape (the filters used, the number of search words,
+# the order) with its values as parameters: building it, and its cache key, on every request
+# cost about half as much as running it. Mirrors ``_conditions`` (``tests/tracker/
+# test_issues.py`` compares both); custom field filters, whose conditions depend on each
+# field's type, build their statement each time.
+_PAGE_FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q")
+
+
+def _page_shape(filters: dict) -> tuple | None:
+    if filters.get("custom_field"):
+        return None
+    used = _used_filters(filters)
+    words = len(search.query_words(filters["q"])) if "q" in used else 0
+    if "q" in used and not words:
+        return None  # nothing matches: not worth a statement of its own
+    return (
+        tuple(name for name in _PAGE_FILTERS if name in used),
+        words,
+        filters.get("order_by") or "created_at",
+        filters.get("order"),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _page_statement(used: tuple[str, ...], words: int, order_by: str, order: str | None):
+    conditions = [Issue.project_id == bindparam("project_id")]
+    for name in ("status_id", "priority", "type"):
+        if name in used:
+            conditions.append(getattr(Issue, name).in_(bindparam(name, expanding=True)))
+    for name in ("assignee_id", "parent_id"):
+        if name in used:
+            conditions.append(getattr(Issue, name) == bindparam(name))
+    if "label_id" in used:
+        conditions.append(
+            exists().where(
+                IssueLabel.issue_id == Issue.id,
+                IssueLabel.label_id.in_(bindparam("label_id", expanding=True)),
+            )
+        )
+    if words:
+        conditions.append(
+            and_(*(Issue.search_text.like(bindparam(f"word_{i}"), escape="\\") for i in range(words)))
+        )
+    ordering = _ordering({"order_by": order_by, "order": order})
+    page = (
+        select(Issue.id)
+        .where(*conditions)
+        .order_by(*ordering)
+        .limit(bindparam("limit", type_=Integer))
+        .offset(bindparam("offset", type_=Integer))
+        .subquery()
+    )
+    return _ROW_QUERY.join(page, page.c.id == Issue.id).order_by(*ordering, Label.name)
+
+
+def _page_params(plan: _ListPlan, filters: dict) -> dict:
+    params = {"project_id": plan.project.id, "limit": plan.per_page, "offset": plan.offset}
+    for name in ("status_id", "type", "label_id", "assignee_id", "parent_id"):
+        if filters.get(name):
+            params[name] = filters[name]
+    if filters.get("priority"):
+        params["priority"] = [PRIORITY_RANK[p] for p in filters["priority"]]
+    if (filters.get("q") or "").strip():
+        for i, word in enumerate(search.query_words(filters["q"])):
+            params[f"word_{i}"] = contains_pattern(word)
+    return params
+
+
 def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> IssueRowPage:
     """One page of the project's issues, filtered and sorted, with the total that matched, as
     plain rows (the API's list and the list page): the page with its statuses, people and
     labels in one statement, then its custom fields in one more."""
     plan = _plan_list(user, slug, project_id, filters)
-    page = (
-        select(Issue.id)
-        .where(*plan.conditions)
-        .order_by(*plan.ordering)
-        .limit(plan.per_page)
-        .offset(plan.offset)
-        .subquery()
-    )
-    rows = _issue_rows(
-        plan.project, _ROW_QUERY.join(page, page.c.id == Issue.id).order_by(*plan.ordering, Label.name)
-    )
+    shape = _page_shape(filters)
+    if shape is None:
+        page = (
+            select(Issue.id)
+            .where(*plan.conditions)
+            .order_by(*plan.ordering)
+            .limit(plan.per_page)
+            .offset(plan.offset)
+            .subquery()
+        )
+        rows = _issue_rows(
+            plan.project, _ROW_QUERY.join(page, page.c.id == Issue.id).order_by(*plan.ordering, Label.name)
+        )
+    else:
+        rows = _issue_rows(plan.project, _page_statement(*shape), _page_params(plan, filters))
     _fill(rows, plan.access)
     return IssueRowPage(issues=rows, total=plan.total, page=plan.page, per_page=plan.per_page)
 
