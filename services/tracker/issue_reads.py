@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import date
 
-from sqlalchemy import Integer, and_, bindparam, exists, func, select
+from sqlalchemy import Integer, and_, bindparam, cast, exists, func, literal_column, null, select, union_all
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -466,26 +466,40 @@ _ISSUE_BY_NUMBER = _ROW_QUERY.where(
     Issue.project_id == bindparam("project_id"), Issue.number == bindparam("number")
 ).order_by(Label.name)
 
-_RELATIONS = (
-    select(
-        IssueRelation.id,
-        IssueRelation.type,
-        Related.id,
-        Related.number,
-        Related.title,
-        RelatedProject.key,
-    )
-    .join(Related, Related.id == IssueRelation.related_issue_id)
-    .join(RelatedProject, RelatedProject.id == Related.project_id)
-    .where(IssueRelation.issue_id == bindparam("issue_id"))
-    .order_by(IssueRelation.created_at)
-)
 
-_CHILDREN = (
-    select(Issue.id, Issue.number, Issue.title)
-    .where(Issue.parent_id == bindparam("issue_id"))
-    .order_by(Issue.number)
-)
+def _relations_and_children():
+    """An issue's relations (kind 0, by creation) and its sub-issues (kind 1, by number) in one
+    round trip: a statement costs the request more CPU than either's few rows."""
+    relations = (
+        select(
+            literal_column("0").label("kind"),
+            IssueRelation.id.label("relation_id"),
+            IssueRelation.type.label("relation_type"),
+            Related.id.label("issue_id"),
+            Related.number.label("number"),
+            Related.title.label("title"),
+            RelatedProject.key.label("project_key"),
+            IssueRelation.created_at.label("created_at"),
+        )
+        .join(Related, Related.id == IssueRelation.related_issue_id)
+        .join(RelatedProject, RelatedProject.id == Related.project_id)
+        .where(IssueRelation.issue_id == bindparam("issue_id"))
+    )
+    children = select(
+        literal_column("1"),
+        cast(null(), IssueRelation.id.type),
+        cast(null(), IssueRelation.type.type),
+        Issue.id,
+        Issue.number,
+        Issue.title,
+        cast(null(), Project.key.type),
+        cast(null(), IssueRelation.created_at.type),
+    ).where(Issue.parent_id == bindparam("issue_id"))
+    both = union_all(relations, children).subquery()
+    return select(both).order_by(both.c.kind, both.c.created_at, both.c.number)
+
+
+_RELATIONS_AND_CHILDREN = _relations_and_children()
 
 
 def _issue_rows(project: Project, query, params: dict | None = None) -> list[IssueRow]:
@@ -529,7 +543,7 @@ def _fill(rows: list[IssueRow], access: Access) -> None:
 
 def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> IssueRow:
     """One issue as ``get_issue`` answers it, read as plain rows: the issue with its labels,
-    then its relations, children and custom fields."""
+    its custom fields, then its relations and children together."""
     project, access = project_access(user, slug, project_id, READ)
     match = KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
@@ -539,12 +553,12 @@ def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> Iss
         raise NotFoundError("Issue not found", reason="issue_not_found")
     row = found[0]
     _fill(found, access)
-    row.relations = [
-        RelationRow(rid, kind, IssueBrief(other, f"{other_key}-{number}", title))
-        for rid, kind, other, number, title, other_key in db.session.execute(_RELATIONS, {"issue_id": row.id})
-    ]
-    row.children = [
-        IssueBrief(cid, f"{project.key}-{number}", title)
-        for cid, number, title in db.session.execute(_CHILDREN, {"issue_id": row.id})
-    ]
+    prefix = f"{project.key}-"
+    for kind, rid, rtype, other, number, title, other_key, _at in db.session.execute(
+        _RELATIONS_AND_CHILDREN, {"issue_id": row.id}
+    ):
+        if kind == 0:
+            row.relations.append(RelationRow(rid, rtype, IssueBrief(other, f"{other_key}-{number}", title)))
+        else:
+            row.children.append(IssueBrief(other, f"{prefix}{number}", title))
     return row
