@@ -18,7 +18,7 @@ from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User, initials
-from models.tracker import PRIORITIES, PRIORITY_RANK, Issue, IssueLabel, IssueRelation, Label, Project, Status
+from models.tracker import PRIORITIES, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import NotFoundError
 from services.text import contains_pattern
 from services.tracker import custom_fields, issue_counts, search
@@ -268,13 +268,12 @@ def _page_shape(filters: dict) -> tuple | None:
 
 @functools.lru_cache(maxsize=256)
 def _page_statement(used: tuple[str, ...], words: int, order_by: str, order: str | None):
-    conditions = [Issue.project_id == bindparam("project_id")]
-    for name in ("status_id", "priority", "type"):
-        if name in used:
-            conditions.append(getattr(Issue, name).in_(bindparam(name, expanding=True)))
-    for name in ("assignee_id", "parent_id"):
-        if name in used:
-            conditions.append(getattr(Issue, name) == bindparam(name))
+    conditions = [
+        Issue.project_id == bindparam("project_id"),
+        *issue_counts.dimension_placeholders(Issue, used),
+    ]
+    if "parent_id" in used:
+        conditions.append(Issue.parent_id == bindparam("parent_id"))
     if "label_id" in used:
         conditions.append(
             exists().where(
@@ -300,11 +299,10 @@ def _page_statement(used: tuple[str, ...], words: int, order_by: str, order: str
 
 def _page_params(plan: _ListPlan, filters: dict) -> dict:
     params = {"project_id": plan.project.id, "limit": plan.per_page, "offset": plan.offset}
-    for name in ("status_id", "type", "label_id", "assignee_id", "parent_id"):
+    params.update(issue_counts.dimension_params(filters))
+    for name in ("label_id", "parent_id"):
         if filters.get(name):
             params[name] = filters[name]
-    if filters.get("priority"):
-        params["priority"] = [PRIORITY_RANK[p] for p in filters["priority"]]
     if (filters.get("q") or "").strip():
         for i, word in enumerate(search.query_words(filters["q"])):
             params[f"word_{i}"] = contains_pattern(word)
