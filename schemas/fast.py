@@ -199,7 +199,15 @@ class RowDumper:
                         f"    {key!r}: {value} if {value} is None or type({value}) is _t{i} else _c{i}({value}),"
                     )
             elif default is ma.missing:
-                inline.append(f"    {key!r}: _c{i}(row.{attribute}),")
+                native = _NATIVE.get(convert)
+                if native is None:
+                    inline.append(f"    {key!r}: _c{i}(row.{attribute}),")
+                else:
+                    # The condition runs first: ``v`` is this field's value in either branch.
+                    namespace[f"_t{i}"] = native
+                    inline.append(
+                        f"    {key!r}: v if (v := row.{attribute}) is None or type(v) is _t{i} else _c{i}(v),"
+                    )
             else:
                 namespace[f"_d{i}"] = default
                 inline.append(f"    {key!r}: _c{i}(getattr(row, {attribute!r}, _d{i})),")

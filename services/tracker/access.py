@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, bindparam, select
 
 from extensions import db
 from models.auth import User
@@ -93,6 +93,24 @@ def project_access(user: User, slug: str, project_id: uuid.UUID, need: str = REA
     return project, access
 
 
+# Built once, at import: every tracker request runs it, and building the statement (and its
+# cache key) each time cost about as much as running it.
+_PROJECT_IN_WORKSPACE = (
+    select(Workspace, Membership.role, Project)
+    .outerjoin(
+        Membership,
+        and_(
+            Membership.organization_id == Workspace.organization_id,
+            Membership.user_id == bindparam("user_id"),
+        ),
+    )
+    .outerjoin(Project, and_(Project.id == bindparam("project_id"), Project.workspace_id == Workspace.id))
+    .where(Workspace.slug == bindparam("slug"))
+    # The row as stored now: the unfiltered list's total is its ``issue_count``.
+    .execution_options(populate_existing=True)
+)
+
+
 def locate_project(
     user: User, slug: str, project_id: uuid.UUID, need: str = READ
 ) -> tuple[Project, Workspace, Access]:
@@ -104,15 +122,7 @@ def locate_project(
     found = None
     if "\x00" not in slug:
         found = db.session.execute(
-            select(Workspace, Membership.role, Project)
-            .outerjoin(
-                Membership,
-                and_(Membership.organization_id == Workspace.organization_id, Membership.user_id == user.id),
-            )
-            .outerjoin(Project, and_(Project.id == project_id, Project.workspace_id == Workspace.id))
-            .where(Workspace.slug == slug)
-            # The row as stored now: the unfiltered list's total is its ``issue_count``.
-            .execution_options(populate_existing=True)
+            _PROJECT_IN_WORKSPACE, {"user_id": user.id, "project_id": project_id, "slug": slug}
         ).first()
     if found is None:
         raise NotFoundError("Workspace not found", reason="workspace_not_found")

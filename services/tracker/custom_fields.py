@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, select
+from sqlalchemy import Uuid, and_, any_, bindparam, delete, exists, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from extensions import db
 from models.auth import User
@@ -280,8 +281,9 @@ def _rows(issue_id: uuid.UUID, field: CustomField, value: Any) -> list[CustomFie
     return [CustomFieldValue(issue_id=issue_id, field_id=field.id, text_value=value)]
 
 
-def _shown(field: CustomField, rows: list[CustomFieldValue]) -> Any:
-    """The value as the API, the pages and the history show it."""
+def _shown(field: CustomField | Any, rows: list[CustomFieldValue] | list[Any]) -> Any:
+    """The value as the API, the pages and the history show it (from the ORM objects, or from
+    rows with their ``type``, ``options`` and value columns)."""
     if not rows:
         return None
     if field.type == "multi_select":
@@ -393,6 +395,42 @@ def attach(views: list) -> None:
         view.custom_fields = shown[view.issue.id]
 
 
+def _fields_and_values(dialect: str):
+    """Every field of the projects ``project_ids``, each with its values among ``issue_ids``.
+
+    Plain columns, not ORM objects: a row carries the attributes ``_shown`` reads of a field
+    (``type``, ``options``) and of a value. On PostgreSQL the ids go as two arrays: a page's
+    50 ids as an ``IN`` list made a new SQL text of 51 parameters each time, which the driver
+    parses anew (it caches up to 50).
+    """
+    if dialect == "postgresql":
+        issue_match = CustomFieldValue.issue_id == any_(bindparam("issue_ids", type_=ARRAY(Uuid)))
+        project_match = CustomField.project_id == any_(bindparam("project_ids", type_=ARRAY(Uuid)))
+    else:
+        issue_match = CustomFieldValue.issue_id.in_(bindparam("issue_ids", expanding=True))
+        project_match = CustomField.project_id.in_(bindparam("project_ids", expanding=True))
+    return (
+        select(
+            CustomField.id,
+            CustomField.project_id,
+            CustomField.slug,
+            CustomField.type,
+            CustomField.options,
+            CustomFieldValue.issue_id,
+            CustomFieldValue.text_value,
+            CustomFieldValue.number_value,
+            CustomFieldValue.date_value,
+        )
+        .outerjoin(CustomFieldValue, and_(CustomFieldValue.field_id == CustomField.id, issue_match))
+        .where(project_match)
+        .order_by(CustomField.position)
+    )
+
+
+# Built once, at import: every issue read runs it, and building it cost about as much as running it.
+_FIELDS_AND_VALUES = {dialect: _fields_and_values(dialect) for dialect in ("postgresql", "sqlite")}
+
+
 def values_of(
     organization: Organization | None, issues: list[tuple[uuid.UUID, uuid.UUID]]
 ) -> dict[uuid.UUID, dict[str, Any]]:
@@ -400,23 +438,19 @@ def values_of(
     project by slug, ``None`` when unset; ``{}`` when the plan lacks the feature. One query."""
     if not issues or organization is None or not enabled(organization):
         return {issue_id: {} for issue_id, _ in issues}
-    project_ids = {project_id for _, project_id in issues}
-    issue_ids = [issue_id for issue_id, _ in issues]
     rows = db.session.execute(
-        select(CustomField, CustomFieldValue)
-        .outerjoin(
-            CustomFieldValue,
-            and_(CustomFieldValue.field_id == CustomField.id, CustomFieldValue.issue_id.in_(issue_ids)),
-        )
-        .where(CustomField.project_id.in_(project_ids))
-        .order_by(CustomField.position)
+        _FIELDS_AND_VALUES[db.session.get_bind().dialect.name],
+        {
+            "issue_ids": [issue_id for issue_id, _ in issues],
+            "project_ids": list({project_id for _, project_id in issues}),
+        },
     ).all()
-    fields: dict[uuid.UUID, CustomField] = {}
-    held: dict[tuple[uuid.UUID, uuid.UUID], list[CustomFieldValue]] = {}
-    for field, value in rows:
-        fields[field.id] = field
-        if value is not None:
-            held.setdefault((value.issue_id, field.id), []).append(value)
+    fields: dict[uuid.UUID, Any] = {}
+    held: dict[tuple[uuid.UUID, uuid.UUID], list[Any]] = {}
+    for row in rows:
+        fields[row.id] = row
+        if row.issue_id is not None:
+            held.setdefault((row.issue_id, row.id), []).append(row)
     return {
         issue_id: {
             field.slug: _shown(field, held.get((issue_id, field.id), []))

@@ -26,7 +26,7 @@ import unicodedata
 import uuid
 from collections import Counter
 
-from sqlalchemy import and_, delete, distinct, false, func, insert, inspect, literal, select
+from sqlalchemy import and_, bindparam, delete, distinct, false, func, insert, inspect, literal, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from extensions import db
@@ -158,11 +158,23 @@ def condition(q: str) -> ColumnElement[bool]:
 MAX_INDEXED_TERMS = 1_000
 
 
-def _term_ids(project_id: uuid.UUID, word: str) -> list[int]:
-    terms = select(TitleTerm.id).where(
-        TitleTerm.project_id == project_id, TitleTerm.term.like(contains_pattern(word), escape="\\")
+# A one-word search's statements, built once: building them cost about as much as running them.
+_TERM_IDS = (
+    select(TitleTerm.id)
+    .where(
+        TitleTerm.project_id == bindparam("project_id"),
+        TitleTerm.term.like(bindparam("pattern"), escape="\\"),
     )
-    return list(db.session.scalars(terms.limit(MAX_INDEXED_TERMS + 1)))
+    .limit(MAX_INDEXED_TERMS + 1)
+)
+_TERM_LINKS = IssueTitleTerm.term_id.in_(bindparam("term_ids", expanding=True))
+# One vocabulary entry: its links are its issues, nothing to de-duplicate.
+_COUNT_ONE_TERM = select(func.count()).select_from(IssueTitleTerm).where(_TERM_LINKS)
+_COUNT_TERMS = select(func.count(distinct(IssueTitleTerm.issue_id))).where(_TERM_LINKS)
+
+
+def _term_ids(project_id: uuid.UUID, word: str) -> list[int]:
+    return list(db.session.scalars(_TERM_IDS, {"project_id": project_id, "pattern": contains_pattern(word)}))
 
 
 def count_word(project_id: uuid.UUID, word: str) -> int | None:
@@ -179,6 +191,5 @@ def count_word(project_id: uuid.UUID, word: str) -> int | None:
         return 0
     if len(term_ids) > MAX_INDEXED_TERMS:
         return None
-    # One vocabulary entry: its links are its issues, nothing to de-duplicate.
-    counted = func.count() if len(term_ids) == 1 else func.count(distinct(IssueTitleTerm.issue_id))
-    return db.session.scalar(select(counted).where(IssueTitleTerm.term_id.in_(term_ids))) or 0
+    query = _COUNT_ONE_TERM if len(term_ids) == 1 else _COUNT_TERMS
+    return db.session.scalar(query, {"term_ids": term_ids}) or 0

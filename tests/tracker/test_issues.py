@@ -517,3 +517,54 @@ def test_search_honours_every_sort(client, setup):
     assert keys(order_by="due_date") == ["WEB-1", "WEB-3", "WEB-2"]
     client.patch(f"{url}/WEB-1", json={"estimate": 2}, headers=tenant.headers)
     assert keys(order_by="updated_at")[0] == "WEB-1"
+
+
+def test_list_statement_built_once_per_shape_matches_the_one_built_each_time(client, setup, monkeypatch):
+    """The page statement kept per filter shape (values as parameters) answers what the one
+    built from ``_conditions`` for each request answers, for every filter, order and page."""
+    from services.tracker import issue_reads
+
+    tenant, project = setup
+    member = register(client)
+    add_member(client, tenant, member)
+    st = statuses(client, tenant, project)
+    bug = make_label(client, tenant, project, "bug")
+    ui = make_label(client, tenant, project, "ui")
+    epic = make_issue(client, tenant, project, title="Epic checkout", type="epic")
+    for n, (priority, status, labels) in enumerate(
+        [
+            ("high", "done", [bug]),
+            ("low", "in_progress", [ui, bug]),
+            ("urgent", "todo", []),
+            ("none", "done", [ui]),
+        ]
+    ):
+        make_issue(
+            client,
+            tenant,
+            project,
+            title=f"Checkout step {n} login",
+            priority=priority,
+            status_id=st[status]["id"],
+            label_ids=[label["id"] for label in labels],
+            assignee_id=member.user_id if n % 2 else None,
+            parent_id=epic["id"] if n < 2 else None,
+            due_date=f"2026-12-0{n + 1}" if n != 2 else None,
+        )
+    url = issues_url(tenant, project)
+    queries = [
+        {},
+        {"per_page": 2, "page": 2},
+        [("status_id", st["done"]["id"]), ("status_id", st["todo"]["id"]), ("priority", "high")],
+        [("priority", "low"), ("priority", "urgent"), ("type", "task"), ("type", "epic")],
+        {"assignee_id": member.user_id, "order_by": "due_date", "order": "asc"},
+        {"parent_id": epic["id"], "order_by": "rank"},
+        [("label_id", bug["id"]), ("label_id", ui["id"]), ("order_by", "priority")],
+        {"q": "checkout login", "order_by": "updated_at", "order": "asc"},
+        {"q": "step", "label_id": ui["id"], "per_page": 1},
+    ]
+    kept = [client.get(url, query_string=q, headers=tenant.headers).get_json() for q in queries]
+    monkeypatch.setattr(issue_reads, "_page_shape", lambda filters: None)
+    built = [client.get(url, query_string=q, headers=tenant.headers).get_json() for q in queries]
+    assert kept == built
+    assert [len(page["issues"]) for page in kept] == [5, 2, 1, 2, 2, 2, 3, 4, 1]
