@@ -101,9 +101,8 @@ def test_sign_in_fails_closed_only_when_configured(app, client, ctx, monkeypatch
     assert closed.status_code == 503 and "indisponível" in closed.get_json()["detail"]
 
 
-def test_log_lines_are_json_with_the_request_id_user_and_duration(client, ctx):
-    user = make_user(papel="planejador")
-    headers = auth_headers(client, user)
+def _request_log_of(client, path: str, headers: dict | None = None) -> tuple[list[dict], int]:
+    """The request log lines written while ``path`` was asked for, and its answer's status."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
     handler.addFilter(ContextFilter())
@@ -113,31 +112,21 @@ def test_log_lines_are_json_with_the_request_id_user_and_duration(client, ctx):
     previous = logger.level
     logger.setLevel(logging.INFO)
     try:
-        client.get("/api/v1/remanejamento/lotes", headers={**headers, "X-Request-ID": "trace-1"})
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(previous)
-    entry = json.loads(stream.getvalue().splitlines()[-1])
-    assert entry["request_id"] == "trace-1" and entry["user_id"] == str(user.id)
-    assert entry["status"] == 200 and entry["path"] == "/api/v1/remanejamento/lotes"
-    assert entry["duration_ms"] >= 0 and entry["level"] == "INFO" and entry["ts"]
-
-
-def _request_log_of(client, path: str) -> tuple[list[dict], int]:
-    """The request log lines written while ``path`` was asked for, and its answer's status."""
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(JsonFormatter())
-    logger = logging.getLogger("giro.request")
-    logger.addHandler(handler)
-    previous = logger.level
-    logger.setLevel(logging.INFO)
-    try:
-        status = client.get(path).status_code
+        status = client.get(path, headers=headers or {}).status_code
     finally:
         logger.removeHandler(handler)
         logger.setLevel(previous)
     return [json.loads(line) for line in stream.getvalue().splitlines()], status
+
+
+def test_log_lines_are_json_with_the_request_id_user_and_duration(client, ctx):
+    user = make_user(papel="planejador")
+    headers = {**auth_headers(client, user), "X-Request-ID": "trace-1"}
+    lines, _ = _request_log_of(client, "/api/v1/remanejamento/lotes", headers)
+    entry = lines[-1]
+    assert entry["request_id"] == "trace-1" and entry["user_id"] == str(user.id)
+    assert entry["status"] == 200 and entry["path"] == "/api/v1/remanejamento/lotes"
+    assert entry["duration_ms"] >= 0 and entry["level"] == "INFO" and entry["ts"]
 
 
 @pytest.mark.parametrize("path", ["/health", "/tracker/health"])
