@@ -348,10 +348,9 @@ def _never_stocked(
     on the snapshot, and the ring's share of cells nobody buys is the zeros beyond it.
     """
     stock = np.maximum(np.asarray(inputs.stock, dtype=np.float64), 0.0)
-    given = stock + x
-    if inputs.in_transit is not None:  # what the batches already sent counts as given
-        given = given + np.maximum(np.asarray(inputs.in_transit, dtype=np.float64), 0.0)
-    given = given * carried
+    # Units in transit are not counted: they are transfers, decided on this same evidence (an
+    # earlier batch's), not the allocation's word that the store's customers buy the size.
+    given = (stock + x) * carried
     item_given = given.sum(axis=0)
     product_given = np.bincount(item_product, weights=item_given, minlength=a_mat.shape[1])
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -8,7 +8,18 @@ import math
 
 import pytest
 
-from tests.factories import add_sales, auth_headers, make_loja, make_produto, make_user, set_stock
+from datetime import timedelta
+
+from tests.factories import (
+    add_sales,
+    auth_headers,
+    make_loja,
+    make_lote,
+    make_produto,
+    make_rec,
+    make_user,
+    set_stock,
+)
 from tests.stock.test_batches import ON, generate
 from tests.stock.test_rules import batch_recs, put_rules
 
@@ -92,13 +103,9 @@ def test_a_trip_must_leave_the_per_unit_bar_on_each_unit_it_carries(client, runn
     assert [(r["origemId"], r["quantidade"]) for r in recs] == [(str(cd.id), units)]
 
 
-def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_is_not_sent_there(
-    client, runner, admin
-):
-    """24 stores were given every size of the product and sell them. Loja Nunca got none of 42
-    and Loja Ruptura sold all of its 20 days ago: the CD's 42s go to Ruptura, whose customers buy
-    it. Stores are given what they sell: a size Nunca never got while it got the rest says its
-    customers do not buy it, where before it was valued like any size out of stock."""
+def never_given_network():
+    """24 stores given every size of a product and selling them; Loja Nunca was never given 42,
+    Loja Ruptura sold all of its 42s 20 days ago; the CD holds 42s."""
     cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
     lojas = [make_loja(nome=f"Loja {i}", lat=-23.55 + i * 0.01, lng=-46.63) for i in range(22)]
     nunca = make_loja(nome="Loja Nunca", lat=-23.56, lng=-46.64)
@@ -112,6 +119,36 @@ def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_is_not_
     set_stock(nunca, produto, **{"42": 0})
     set_stock(ruptura, produto, **{"42": 0})
     add_sales(ruptura, produto, "42", [1] * 10 + [0] * 20, end=ON)
+    return cd, nunca, ruptura, produto
+
+
+def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_is_not_sent_there(
+    client, runner, admin
+):
+    """24 stores were given every size of the product and sell them. Loja Nunca got none of 42
+    and Loja Ruptura sold all of its 20 days ago: the CD's 42s go to Ruptura, whose customers buy
+    it. Stores are given what they sell: a size Nunca never got while it got the rest says its
+    customers do not buy it, where before it was valued like any size out of stock."""
+    _cd, nunca, ruptura, _produto = never_given_network()
+    put_rules(client, admin, custoEnvio=0, custoKm=0)
+    generate(runner)
+    destinos = {r["lojaDestinoId"] for r in batch_recs(client, admin) if r["tamanho"] == "42"}
+    assert str(ruptura.id) in destinos
+    assert str(nunca.id) not in destinos
+
+
+def test_units_in_transit_to_a_size_never_given_do_not_read_as_the_store_being_given_it(
+    client, runner, admin
+):
+    """Last week's batch sent Loja Nunca two 42s (executed, still on their way). A transfer is
+    decided on the same sales the engine reads, not the allocation's word that Nunca's customers
+    buy 42: the size still counts as never given, and the CD's 42s go to Ruptura only. Counted as
+    given, the units in transit made 42 look like a size Nunca's customers buy, and every batch
+    sent it more."""
+    cd, nunca, ruptura, produto = never_given_network()
+    make_rec(
+        make_lote(ON - timedelta(days=7)), produto, cd, nunca, tamanho="42", quantidade=2, status="executada"
+    )
     put_rules(client, admin, custoEnvio=0, custoKm=0)
     generate(runner)
     destinos = {r["lojaDestinoId"] for r in batch_recs(client, admin) if r["tamanho"] == "42"}
