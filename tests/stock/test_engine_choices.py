@@ -5,10 +5,9 @@ through the CLI and the API."""
 from __future__ import annotations
 
 import math
+from datetime import timedelta
 
 import pytest
-
-from datetime import timedelta
 
 from tests.factories import (
     add_sales,
