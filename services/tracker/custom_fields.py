@@ -32,7 +32,7 @@ from schemas.fields import CONTROL
 from services import unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
 from services.tracker import activity, plans
-from services.tracker.access import MANAGE, READ, project_access
+from services.tracker.access import MANAGE, READ, OrganizationBrief, ProjectBrief, project_access
 
 FEATURE = "custom_fields"
 MAX_FIELDS_PER_PROJECT = 50
@@ -51,7 +51,7 @@ class FieldDefinition:
     required: bool
 
 
-def enabled(organization: Organization) -> bool:
+def enabled(organization: Organization | OrganizationBrief) -> bool:
     return bool(organization.plan_features.get(FEATURE))
 
 
@@ -432,7 +432,7 @@ _FIELDS_AND_VALUES = {dialect: _fields_and_values(dialect) for dialect in ("post
 
 
 def values_of(
-    organization: Organization | None, issues: list[tuple[uuid.UUID, uuid.UUID]]
+    organization: Organization | OrganizationBrief | None, issues: list[tuple[uuid.UUID, uuid.UUID]]
 ) -> dict[uuid.UUID, dict[str, Any]]:
     """``custom_fields`` of each issue, given as ``(issue id, project id)``: every field of its
     project by slug, ``None`` when unset; ``{}`` when the plan lacks the feature. One query."""
@@ -467,7 +467,9 @@ def values_of(
 FILTER_LOC = ("query", "custom_field")
 
 
-def conditions(project: Project, organization: Organization, terms: list[str] | None) -> list:
+def conditions(
+    project: Project | ProjectBrief, organization: Organization | OrganizationBrief, terms: list[str] | None
+) -> list:
     """``custom_field=<slug>:<value>`` terms as conditions on ``Issue``; every term must hold.
 
     Text compares the whole value exactly; a number or date is parsed; a select
