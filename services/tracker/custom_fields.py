@@ -438,8 +438,14 @@ def values_of(
     project by slug, ``None`` when unset; ``{}`` when the plan lacks the feature. One query."""
     if not issues or organization is None or not enabled(organization):
         return {issue_id: {} for issue_id, _ in issues}
-    rows = db.session.execute(
-        _FIELDS_AND_VALUES[db.session.get_bind().dialect.name],
+    # Through the connection (plain columns gain nothing from the session's ORM result), after
+    # flushing pending changes as the session would.
+    session = db.session()
+    if session.autoflush:
+        session.flush()
+    connection = session.connection()
+    rows = connection.execute(
+        _FIELDS_AND_VALUES[connection.dialect.name],
         {
             "issue_ids": [issue_id for issue_id, _ in issues],
             "project_ids": list({project_id for _, project_id in issues}),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -173,7 +174,7 @@ def _used_filters(filters: dict) -> set[str]:
     return {name for name in FILTERS if filters.get(name) and (name != "q" or filters["q"].strip())}
 
 
-def _total(project: ProjectBrief, filters: dict, conditions: list) -> int:
+def _total(project: ProjectBrief, filters: dict, conditions: Callable[[], list]) -> int:
     """Exact number of matches, by the cheapest route that gives the same answer."""
     used = _used_filters(filters)
     if not used:
@@ -199,7 +200,7 @@ def _total(project: ProjectBrief, filters: dict, conditions: list) -> int:
             counted = search.count_word(project.id, words[0])
             if counted is not None:
                 return counted
-    return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions)) or 0
+    return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions())) or 0
 
 
 def _ordering(filters: dict) -> list:
@@ -221,15 +222,24 @@ def _ordering(filters: dict) -> list:
 class _ListPlan:
     project: ProjectBrief
     access: Access
-    conditions: list
-    ordering: list
+    filters: dict
+    custom_conditions: list
     page: int
     per_page: int
-    total: int
+    total: int = 0
 
     @property
     def offset(self) -> int:
         return (self.page - 1) * self.per_page
+
+    # Built when a statement is built from them: a page of a common shape runs one built once.
+    @functools.cached_property
+    def conditions(self) -> list:
+        return _conditions(self.project, self.filters) + self.custom_conditions
+
+    @functools.cached_property
+    def ordering(self) -> list:
+        return _ordering(self.filters)
 
 
 def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _ListPlan:
@@ -237,10 +247,10 @@ def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _
     project, access = project_brief_access(user, slug, project_id, READ)
     page = filters.get("page") or 1
     per_page = min(filters.get("per_page") or 50, MAX_PER_PAGE)
-    conditions = _conditions(project, filters)
-    conditions += custom_fields.conditions(project, access.organization, filters.get("custom_field"))
-    total = _total(project, filters, conditions)
-    return _ListPlan(project, access, conditions, _ordering(filters), page, per_page, total)
+    custom = custom_fields.conditions(project, access.organization, filters.get("custom_field"))
+    plan = _ListPlan(project, access, filters, custom, page, per_page)
+    plan.total = _total(project, filters, lambda: plan.conditions)
+    return plan
 
 
 # A list page's statement, built once per shape (the filters used, the number of search words,
@@ -526,8 +536,12 @@ _DETAILS = _relations_children_and_labels()
 
 def _read(statement, params: dict | None = None):
     """Rows of a statement of columns, as the connection gives them: the session's ORM result
-    (a tuple built per row, and its setup per statement) adds nothing to plain columns."""
-    return db.session.connection().execute(statement, params)
+    (a tuple built per row, and its setup per statement) adds nothing to plain columns. Pending
+    changes are flushed first, as the session would."""
+    session = db.session()
+    if session.autoflush:
+        session.flush()
+    return session.connection().execute(statement, params)
 
 
 def _issue_row(prefix: str, r, children_count: int) -> IssueRow:
@@ -558,7 +572,7 @@ def _issue_rows(project: ProjectBrief, query, params: dict | None = None) -> lis
     """Rows of ``_ROW_QUERY`` as issues; an issue's label rows (ordered by name) join its labels."""
     prefix = f"{project.key}-"
     issues: dict[uuid.UUID, IssueRow] = {}
-    for r in _read(query, params):
+    for r in _read(query, params).all():
         row = issues.get(r[0])
         if row is None:
             row = issues[r[0]] = _issue_row(prefix, r, r[23])
@@ -587,7 +601,7 @@ def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> Iss
     prefix = f"{project.key}-"
     row = _issue_row(prefix, found, 0)
     _fill([row], access)
-    for kind, rid, rtype, other, number, title, other_key, _at in _read(_DETAILS, {"issue_id": row.id}):
+    for kind, rid, rtype, other, number, title, other_key, _at in _read(_DETAILS, {"issue_id": row.id}).all():
         if kind == _RELATION:
             row.relations.append(RelationRow(rid, rtype, IssueBrief(other, f"{other_key}-{number}", title)))
         elif kind == _CHILD:
