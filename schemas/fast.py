@@ -104,20 +104,30 @@ def _nested(field: fields.Field) -> Callable[[Any], Any] | None:
         return made[0]
 
     schema = inner.schema
+    # How a value of each class is dumped: a mapping through the schema itself (marshmallow
+    # reads dicts by key), anything else by attribute. Decided once per class: the ABC check
+    # cost more than a small nested object's dump.
+    by_class: dict[type, Callable[[Any], Any]] = {}
 
-    # Dicts (marshmallow reads them by key) go through the schema itself.
+    def learn(value: Any) -> Callable[[Any], Any]:
+        dump = by_class[type(value)] = schema.dump if isinstance(value, Mapping) else nested().dump
+        return dump
+
     def many(value: Any) -> Any:
         if value is None:
             return None
         items = value if isinstance(value, list | tuple) else list(value)
-        if items and isinstance(items[0], Mapping):
+        if not items:
+            return []
+        if isinstance(items[0], Mapping):
             return schema.dump(items, many=True)
         return nested().dump_many(items)
 
     def one(value: Any) -> Any:
         if value is None:
             return None
-        return schema.dump(value) if isinstance(value, Mapping) else nested().dump(value)
+        dump = by_class.get(type(value))
+        return (dump or learn(value))(value)
 
     return many if inner is not field or inner.many else one
 

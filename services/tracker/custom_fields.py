@@ -32,7 +32,7 @@ from schemas.fields import CONTROL
 from services import unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
 from services.tracker import activity, plans
-from services.tracker.access import MANAGE, READ, project_access
+from services.tracker.access import MANAGE, READ, OrganizationBrief, ProjectBrief, project_access
 
 FEATURE = "custom_fields"
 MAX_FIELDS_PER_PROJECT = 50
@@ -51,7 +51,7 @@ class FieldDefinition:
     required: bool
 
 
-def enabled(organization: Organization) -> bool:
+def enabled(organization: Organization | OrganizationBrief) -> bool:
     return bool(organization.plan_features.get(FEATURE))
 
 
@@ -432,14 +432,20 @@ _FIELDS_AND_VALUES = {dialect: _fields_and_values(dialect) for dialect in ("post
 
 
 def values_of(
-    organization: Organization | None, issues: list[tuple[uuid.UUID, uuid.UUID]]
+    organization: Organization | OrganizationBrief | None, issues: list[tuple[uuid.UUID, uuid.UUID]]
 ) -> dict[uuid.UUID, dict[str, Any]]:
     """``custom_fields`` of each issue, given as ``(issue id, project id)``: every field of its
     project by slug, ``None`` when unset; ``{}`` when the plan lacks the feature. One query."""
     if not issues or organization is None or not enabled(organization):
         return {issue_id: {} for issue_id, _ in issues}
-    rows = db.session.execute(
-        _FIELDS_AND_VALUES[db.session.get_bind().dialect.name],
+    # Through the connection (plain columns gain nothing from the session's ORM result), after
+    # flushing pending changes as the session would.
+    session = db.session()
+    if session.autoflush:
+        session.flush()
+    connection = session.connection()
+    rows = connection.execute(
+        _FIELDS_AND_VALUES[connection.dialect.name],
         {
             "issue_ids": [issue_id for issue_id, _ in issues],
             "project_ids": list({project_id for _, project_id in issues}),
@@ -467,7 +473,9 @@ def values_of(
 FILTER_LOC = ("query", "custom_field")
 
 
-def conditions(project: Project, organization: Organization, terms: list[str] | None) -> list:
+def conditions(
+    project: Project | ProjectBrief, organization: Organization | OrganizationBrief, terms: list[str] | None
+) -> list:
     """``custom_field=<slug>:<value>`` terms as conditions on ``Issue``; every term must hold.
 
     Text compares the whole value exactly; a number or date is parsed; a select

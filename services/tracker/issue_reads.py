@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -22,7 +23,7 @@ from models.tracker import PRIORITIES, Issue, IssueLabel, IssueRelation, Label, 
 from services.errors import NotFoundError
 from services.text import contains_pattern
 from services.tracker import custom_fields, issue_counts, search
-from services.tracker.access import READ, Access, project_access
+from services.tracker.access import READ, Access, ProjectBrief, project_brief_access
 from services.tracker.issues import KEY, MAX_NUMBER, MAX_PER_PAGE, IssueView
 
 Child = aliased(Issue)
@@ -155,7 +156,7 @@ class Board:
 FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q", "custom_field")
 
 
-def _conditions(project: Project, filters: dict) -> list:
+def _conditions(project: ProjectBrief, filters: dict) -> list:
     conditions = [Issue.project_id == project.id, *issue_counts.dimension_conditions(Issue, filters)]
     if filters.get("parent_id"):
         conditions.append(Issue.parent_id == filters["parent_id"])
@@ -173,11 +174,11 @@ def _used_filters(filters: dict) -> set[str]:
     return {name for name in FILTERS if filters.get(name) and (name != "q" or filters["q"].strip())}
 
 
-def _total(project: Project, filters: dict, conditions: list) -> int:
+def _total(project: ProjectBrief, filters: dict, conditions: Callable[[], list]) -> int:
     """Exact number of matches, by the cheapest route that gives the same answer."""
     used = _used_filters(filters)
     if not used:
-        # Read with the access check (``locate_project`` refreshes the row): no statement of its own.
+        # Read with the access check (the row as stored now): no statement of its own.
         return project.issue_count or 0
     if issue_counts.answers(filters, used):
         # Status, type, priority, assignee and up to two labels: a sum of counters kept on write.
@@ -199,7 +200,7 @@ def _total(project: Project, filters: dict, conditions: list) -> int:
             counted = search.count_word(project.id, words[0])
             if counted is not None:
                 return counted
-    return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions)) or 0
+    return db.session.scalar(select(func.count()).select_from(Issue).where(*conditions())) or 0
 
 
 def _ordering(filters: dict) -> list:
@@ -219,28 +220,37 @@ def _ordering(filters: dict) -> list:
 
 @dataclass
 class _ListPlan:
-    project: Project
+    project: ProjectBrief
     access: Access
-    conditions: list
-    ordering: list
+    filters: dict
+    custom_conditions: list
     page: int
     per_page: int
-    total: int
+    total: int = 0
 
     @property
     def offset(self) -> int:
         return (self.page - 1) * self.per_page
 
+    # Built when a statement is built from them: a page of a common shape runs one built once.
+    @functools.cached_property
+    def conditions(self) -> list:
+        return _conditions(self.project, self.filters) + self.custom_conditions
+
+    @functools.cached_property
+    def ordering(self) -> list:
+        return _ordering(self.filters)
+
 
 def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _ListPlan:
     """What every issue list shares: access, conditions, order, paging and the exact total."""
-    project, access = project_access(user, slug, project_id, READ)
+    project, access = project_brief_access(user, slug, project_id, READ)
     page = filters.get("page") or 1
     per_page = min(filters.get("per_page") or 50, MAX_PER_PAGE)
-    conditions = _conditions(project, filters)
-    conditions += custom_fields.conditions(project, access.organization, filters.get("custom_field"))
-    total = _total(project, filters, conditions)
-    return _ListPlan(project, access, conditions, _ordering(filters), page, per_page, total)
+    custom = custom_fields.conditions(project, access.organization, filters.get("custom_field"))
+    plan = _ListPlan(project, access, filters, custom, page, per_page)
+    plan.total = _total(project, filters, lambda: plan.conditions)
+    return plan
 
 
 # A list page's statement, built once per shape (the filters used, the number of search words,
@@ -414,41 +424,45 @@ def card_of(view: IssueView) -> CardRow:
     )
 
 
-def _row_query():
-    children = _children_count()
+def _issue_columns() -> list:
+    return [
+        Issue.id,
+        Issue.number,
+        Issue.project_id,
+        Issue.title,
+        Issue.description,
+        Issue.type,
+        Issue.priority,
+        Issue.parent_id,
+        Issue.start_date,
+        Issue.due_date,
+        Issue.estimate,
+        Issue.rank,
+        Issue.created_at,
+        Issue.updated_at,
+        Status.id,
+        Status.name,
+        Status.color,
+        Status.category,
+        AssigneeUser.id,
+        AssigneeUser.name,
+        AssigneeUser.avatar_url,
+        CreatorUser.id,
+        CreatorUser.name,
+    ]
+
+
+def _with_people(query):
     return (
-        select(
-            Issue.id,
-            Issue.number,
-            Issue.project_id,
-            Issue.title,
-            Issue.description,
-            Issue.type,
-            Issue.priority,
-            Issue.parent_id,
-            Issue.start_date,
-            Issue.due_date,
-            Issue.estimate,
-            Issue.rank,
-            Issue.created_at,
-            Issue.updated_at,
-            Status.id,
-            Status.name,
-            Status.color,
-            Status.category,
-            AssigneeUser.id,
-            AssigneeUser.name,
-            AssigneeUser.avatar_url,
-            CreatorUser.id,
-            CreatorUser.name,
-            children,
-            Label.id,
-            Label.name,
-            Label.color,
-        )
-        .join(Status, Status.id == Issue.status_id)
+        query.join(Status, Status.id == Issue.status_id)
         .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
         .outerjoin(CreatorUser, CreatorUser.id == Issue.created_by_id)
+    )
+
+
+def _row_query():
+    return (
+        _with_people(select(*_issue_columns(), _children_count(), Label.id, Label.name, Label.color))
         # One row per label (or one without): the page and its labels in one round trip.
         .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
         .outerjoin(Label, Label.id == IssueLabel.label_id)
@@ -460,14 +474,20 @@ def _row_query():
 # statement object keeps its cache key.
 _ROW_QUERY = _row_query()
 
-_ISSUE_BY_NUMBER = _ROW_QUERY.where(
+# One issue alone: its labels and its sub-issues (counted by reading them) come with its
+# relations. Planned for its values on every run, the page's statement (six relations and a
+# subquery) took three times as long to plan as this one.
+_ISSUE_BY_NUMBER = _with_people(select(*_issue_columns())).where(
     Issue.project_id == bindparam("project_id"), Issue.number == bindparam("number")
-).order_by(Label.name)
+)
+
+_RELATION, _CHILD, _LABEL = 0, 1, 2
 
 
-def _relations_and_children():
-    """An issue's relations (kind 0, by creation) and its sub-issues (kind 1, by number) in one
-    round trip: a statement costs the request more CPU than either's few rows."""
+def _relations_children_and_labels():
+    """An issue's relations (kind 0, by creation), its sub-issues (kind 1, by number) and its
+    labels (kind 2, by name: id, color and name in the relation id, type and title columns)
+    in one round trip: a statement costs the request more CPU than any one's few rows."""
     relations = (
         select(
             literal_column("0").label("kind"),
@@ -493,40 +513,69 @@ def _relations_and_children():
         cast(null(), Project.key.type),
         cast(null(), IssueRelation.created_at.type),
     ).where(Issue.parent_id == bindparam("issue_id"))
-    both = union_all(relations, children).subquery()
-    return select(both).order_by(both.c.kind, both.c.created_at, both.c.number)
+    labels = (
+        select(
+            literal_column("2"),
+            Label.id,
+            Label.color,
+            cast(null(), Issue.id.type),
+            cast(null(), Issue.number.type),
+            Label.name,
+            cast(null(), Project.key.type),
+            cast(null(), IssueRelation.created_at.type),
+        )
+        .join(IssueLabel, IssueLabel.label_id == Label.id)
+        .where(IssueLabel.issue_id == bindparam("issue_id"))
+    )
+    every = union_all(relations, children, labels).subquery()
+    return select(every).order_by(every.c.kind, every.c.created_at, every.c.number, every.c.title)
 
 
-_RELATIONS_AND_CHILDREN = _relations_and_children()
+_DETAILS = _relations_children_and_labels()
 
 
-def _issue_rows(project: Project, query, params: dict | None = None) -> list[IssueRow]:
+def _read(statement, params: dict | None = None):
+    """Rows of a statement of columns, as the connection gives them: the session's ORM result
+    (a tuple built per row, and its setup per statement) adds nothing to plain columns. Pending
+    changes are flushed first, as the session would."""
+    session = db.session()
+    if session.autoflush:
+        session.flush()
+    return session.connection().execute(statement, params)
+
+
+def _issue_row(prefix: str, r, children_count: int) -> IssueRow:
+    """An issue of ``_issue_columns``' row ``r``, without its labels."""
+    return IssueRow(
+        r[0],
+        f"{prefix}{r[1]}",
+        r[2],
+        r[3],
+        r[4],
+        r[5],
+        r[6],
+        StatusBrief(r[14], r[15], r[16], r[17]),
+        PersonBrief(r[18], r[19], r[20]) if r[18] is not None else None,
+        r[7],
+        children_count,
+        r[8],
+        r[9],
+        r[10],
+        r[11],
+        PersonBrief(r[21], r[22]) if r[21] is not None else None,
+        r[12],
+        r[13],
+    )
+
+
+def _issue_rows(project: ProjectBrief, query, params: dict | None = None) -> list[IssueRow]:
     """Rows of ``_ROW_QUERY`` as issues; an issue's label rows (ordered by name) join its labels."""
     prefix = f"{project.key}-"
     issues: dict[uuid.UUID, IssueRow] = {}
-    for r in db.session.execute(query, params):
+    for r in _read(query, params).all():
         row = issues.get(r[0])
         if row is None:
-            row = issues[r[0]] = IssueRow(
-                id=r[0],
-                key=f"{prefix}{r[1]}",
-                project_id=r[2],
-                title=r[3],
-                description=r[4],
-                type=r[5],
-                priority=r[6],
-                parent_id=r[7],
-                start_date=r[8],
-                due_date=r[9],
-                estimate=r[10],
-                rank=r[11],
-                created_at=r[12],
-                updated_at=r[13],
-                status=StatusBrief(r[14], r[15], r[16], r[17]),
-                assignee=PersonBrief(r[18], r[19], r[20]) if r[18] is not None else None,
-                created_by=PersonBrief(r[21], r[22]) if r[21] is not None else None,
-                children_count=r[23],
-            )
+            row = issues[r[0]] = _issue_row(prefix, r, r[23])
         if r[24] is not None:
             row.labels.append(LabelBrief(r[24], r[25], r[26]))
     return list(issues.values())
@@ -540,23 +589,24 @@ def _fill(rows: list[IssueRow], access: Access) -> None:
 
 
 def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> IssueRow:
-    """One issue as ``get_issue`` answers it, read as plain rows: the issue with its labels,
-    its custom fields, then its relations and children together."""
-    project, access = project_access(user, slug, project_id, READ)
+    """One issue as ``get_issue`` answers it, read as plain rows: the issue, its custom fields,
+    then its relations, children and labels together."""
+    project, access = project_brief_access(user, slug, project_id, READ)
     match = KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found", reason="issue_not_found")
-    found = _issue_rows(project, _ISSUE_BY_NUMBER, {"project_id": project.id, "number": int(match.group(2))})
-    if not found:
+    found = _read(_ISSUE_BY_NUMBER, {"project_id": project.id, "number": int(match.group(2))}).first()
+    if found is None:
         raise NotFoundError("Issue not found", reason="issue_not_found")
-    row = found[0]
-    _fill(found, access)
     prefix = f"{project.key}-"
-    for kind, rid, rtype, other, number, title, other_key, _at in db.session.execute(
-        _RELATIONS_AND_CHILDREN, {"issue_id": row.id}
-    ):
-        if kind == 0:
+    row = _issue_row(prefix, found, 0)
+    _fill([row], access)
+    for kind, rid, rtype, other, number, title, other_key, _at in _read(_DETAILS, {"issue_id": row.id}).all():
+        if kind == _RELATION:
             row.relations.append(RelationRow(rid, rtype, IssueBrief(other, f"{other_key}-{number}", title)))
-        else:
+        elif kind == _CHILD:
             row.children.append(IssueBrief(other, f"{prefix}{number}", title))
+        else:
+            row.labels.append(LabelBrief(rid, title, rtype))
+    row.children_count = len(row.children)
     return row

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tracker.support import assert_error, issues_url, make_issue, make_project, register
+from tests.tracker.support import assert_error, issues_url, make_issue, make_label, make_project, register
 
 INVERSES = {
     "blocks": "is_blocked_by",
@@ -134,3 +134,32 @@ def test_deleting_a_relation_deletes_both_sides(client, trio):
         client.delete(f"{url}/{c['key']}/relations/{inverse_id}", headers=tenant.headers).status_code == 204
     )
     assert _relations(client, tenant, project, b) == []
+
+
+def test_one_issue_lists_its_relations_sub_issues_and_labels_each_in_order(client, trio):
+    tenant, project, (issue, first, second) = trio
+    zeta = make_label(client, tenant, project, "zeta", "#000000")
+    alpha = make_label(client, tenant, project, "alpha", "#ffffff")
+    url = issues_url(tenant, project)
+    assert (
+        client.patch(
+            f"{url}/{issue['key']}", json={"label_ids": [zeta["id"], alpha["id"]]}, headers=tenant.headers
+        ).status_code
+        == 200
+    )
+    for other in (second, first):
+        assert _relate(client, tenant, project, issue, other, "relates_to").status_code == 201
+    children = [make_issue(client, tenant, project, title=f"Sub {n}", parent_id=issue["id"]) for n in (1, 2)]
+
+    body = client.get(f"{url}/{issue['key']}", headers=tenant.headers).get_json()
+
+    assert [(label["name"], label["color"]) for label in body["labels"]] == [
+        ("alpha", "#ffffff"),
+        ("zeta", "#000000"),
+    ]
+    assert [relation["issue"]["key"] for relation in body["relations"]] == [second["key"], first["key"]]
+    assert [child["key"] for child in body["children"]] == [child["key"] for child in children]
+    assert body["children_count"] == 2
+    bare = client.get(f"{url}/{first['key']}", headers=tenant.headers).get_json()
+    assert (bare["labels"], bare["children"], bare["children_count"]) == ([], [], 0)
+    assert [relation["issue"]["key"] for relation in bare["relations"]] == [issue["key"]]
