@@ -91,6 +91,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     register_database_hooks(app)
     register_jwt_callbacks(app)
     errors.register_error_handlers(app)
+    register_liveness_probes(app)  # inside the security headers' middleware, which wraps last
     register_request_lifecycle(app)
     register_apis(app)
     register_pages(app)
@@ -409,20 +410,39 @@ def _tracker_security_scheme(_base: str) -> dict:
 SECURITY_SCHEMES = {"stock": _stock_security_scheme, "tracker": _tracker_security_scheme}
 
 
+# The ``service`` member of each service's ``/health`` body.
+HEALTH_NAMES = {"stock": "remanejamento", "tracker": "tracker"}
+
+
+def register_liveness_probes(app: Flask) -> None:
+    from blueprints.health import register_probes
+
+    register_probes(
+        app,
+        {
+            app.config[f"{service.upper()}_PREFIX"]: (
+                HEALTH_NAMES[service],
+                app.config[f"{service.upper()}_API_VERSION"],
+            )
+            for service in app.config["SERVICES"]
+        },
+    )
+
+
 def register_apis(app: Flask) -> None:
     from blueprints import stock, tracker
     from blueprints.health import make_health_blueprint
 
     services = {
-        "stock": (stock_api, stock, STOCK_DESCRIPTION, "remanejamento"),
-        "tracker": (tracker_api, tracker, TRACKER_DESCRIPTION, "tracker"),
+        "stock": (stock_api, stock, STOCK_DESCRIPTION),
+        "tracker": (tracker_api, tracker, TRACKER_DESCRIPTION),
     }
     for service in app.config["SERVICES"]:
-        api, package, description, health_name = services[service]
+        api, package, description = services[service]
         base = _init_api(app, api, service)
         api.spec.options["info"] = {"description": description}
         api.register_blueprint(
-            make_health_blueprint(health_name, app.config[f"{service.upper()}_API_VERSION"]),
+            make_health_blueprint(HEALTH_NAMES[service], app.config[f"{service.upper()}_API_VERSION"]),
             url_prefix=app.config[f"{service.upper()}_PREFIX"] or "/",
         )
         for blp in package.api_blueprints():

@@ -27,6 +27,12 @@ _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 log = logging.getLogger("giro.request")
 
 
+def request_id_for(environ: dict) -> str:
+    """The caller's ``X-Request-ID`` when it is a sane token, otherwise a new one."""
+    given = environ.get("HTTP_X_REQUEST_ID", "")
+    return given if given and _SANE_ID.match(given) else os.urandom(16).hex()
+
+
 def request_id() -> str | None:
     return getattr(g, "request_id", None) if has_request_context() else None
 
@@ -118,9 +124,8 @@ def register(app: Flask) -> None:
     @app.before_request
     def start_request():
         # ``g`` and ``request`` are proxies, each access a context look-up: read them once.
-        given = request.environ.get("HTTP_X_REQUEST_ID", "")
         context = g._get_current_object()
-        context.request_id = given if given and _SANE_ID.match(given) else os.urandom(16).hex()
+        context.request_id = request_id_for(request.environ)
         context.request_started = time.perf_counter()
 
     @app.after_request

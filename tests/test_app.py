@@ -20,6 +20,48 @@ def test_health_answers_at_each_mount_point(client, path, service):
     assert all(isinstance(v, str) for v in body.values())
 
 
+@pytest.mark.parametrize("path", ["/health", "/tracker/health"])
+def test_a_liveness_probe_skips_the_request_machinery_unless_the_database_fails(
+    app, client, monkeypatch, path
+):
+    from flask import request_started
+
+    from extensions import db
+
+    dispatched = []
+
+    def started(sender, **_extra):
+        dispatched.append(sender)
+
+    request_started.connect(started, app)
+    try:
+        quiet = client.get(path, headers={"X-Request-ID": "probe-1"})
+        assert quiet.status_code == 200 and dispatched == []
+        assert quiet.headers["X-Request-ID"] == "probe-1"
+        assert quiet.headers["Content-Type"] == "application/json"
+        assert quiet.headers["X-Frame-Options"] == "DENY"  # the security headers cover it too
+        # Any other method, and a probe whose database does not answer, reach the app.
+        assert client.post(path).status_code == 405 and len(dispatched) == 1
+
+        def unreachable():
+            raise OSError("connection refused")
+
+        monkeypatch.setattr(db.engine, "raw_connection", unreachable)
+        failed = client.get(path)
+        assert failed.status_code == 503 and len(dispatched) == 2
+        assert failed.get_json()["database"] == "unavailable"
+        assert failed.headers["X-Frame-Options"] == "DENY"
+    finally:
+        request_started.disconnect(started, app)
+
+
+def test_a_service_not_served_has_no_probe():
+    app = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": "sqlite://", "SERVICES": ("stock",)})
+    client = app.test_client()
+    assert client.get("/health").status_code == 200
+    assert client.get("/tracker/health").status_code == 404
+
+
 def test_each_service_has_its_own_openapi_document(client):
     stock = client.get("/api/v1/openapi.json").get_json()
     tracker = client.get("/tracker/api/v1/openapi.json").get_json()
