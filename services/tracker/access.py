@@ -131,6 +131,18 @@ _PROJECT_IN_WORKSPACE = (
 )
 
 
+def _located(statement, user: User, slug: str, project_id: uuid.UUID):
+    """The row of ``statement`` (workspace by slug, the caller's role, the project) or 404."""
+    found = None
+    if "\x00" not in slug:
+        found = db.session.execute(
+            statement, {"user_id": user.id, "project_id": project_id, "slug": slug}
+        ).first()
+    if found is None:
+        raise NotFoundError("Workspace not found", reason="workspace_not_found")
+    return found
+
+
 def locate_project(
     user: User, slug: str, project_id: uuid.UUID, need: str = READ
 ) -> tuple[Project, Workspace, Access]:
@@ -139,14 +151,7 @@ def locate_project(
     One round trip: the workspace (with its organization), the caller's role and
     the project come from one statement; the checks are those of ``workspace_access``.
     """
-    found = None
-    if "\x00" not in slug:
-        found = db.session.execute(
-            _PROJECT_IN_WORKSPACE, {"user_id": user.id, "project_id": project_id, "slug": slug}
-        ).first()
-    if found is None:
-        raise NotFoundError("Workspace not found", reason="workspace_not_found")
-    workspace, role, project = found
+    workspace, role, project = _located(_PROJECT_IN_WORKSPACE, user, slug, project_id)
     access = _check(
         user, workspace.organization, need, "Workspace", not_found_reason="workspace_not_found", role=role
     )
@@ -193,14 +198,7 @@ def project_brief_access(
 ) -> tuple[ProjectBrief, Access]:
     """``project_access`` for the issue reads: the same checks and errors, the project and its
     organization as ``ProjectBrief`` and ``OrganizationBrief`` (the row as stored now)."""
-    found = None
-    if "\x00" not in slug:
-        found = db.session.execute(
-            _PROJECT_BRIEF, {"user_id": user.id, "project_id": project_id, "slug": slug}
-        ).first()
-    if found is None:
-        raise NotFoundError("Workspace not found", reason="workspace_not_found")
-    project_id, key, issue_count, role, *organization = found
+    found_id, key, issue_count, role, *organization = _located(_PROJECT_BRIEF, user, slug, project_id)
     access = _check(
         user,
         OrganizationBrief(*organization),  # type: ignore[arg-type]
@@ -209,9 +207,9 @@ def project_brief_access(
         not_found_reason="workspace_not_found",
         role=role,
     )
-    if project_id is None:
+    if found_id is None:
         raise NotFoundError("Project not found", reason="project_not_found")
-    return ProjectBrief(project_id, key, issue_count), access
+    return ProjectBrief(found_id, key, issue_count), access
 
 
 def is_member(organization_id: uuid.UUID, user_id: uuid.UUID) -> bool:
