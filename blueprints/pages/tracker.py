@@ -46,9 +46,17 @@ from schemas.tracker.collab import OrganizationCreate
 from schemas.tracker.issues import BulkUpdate, IssueCreate, IssueListQuery, IssueUpdate
 from schemas.tracker.tenancy import ProjectCreate, WorkspaceCreate
 from services.errors import DomainError
-from services.tracker import accounts, custom_fields, issue_reads, issues, organizations, workspaces
+from services.tracker import (
+    accounts,
+    custom_fields,
+    issue_board,
+    issue_reads,
+    issues,
+    organizations,
+    workspaces,
+)
 from services.tracker.access import READ, WRITE, project_access, workspace_access
-from services.tracker.issue_reads import CardRow
+from services.tracker.issue_board import CardRow
 from services.tracker.issues import IssueView
 from services.tracker.workspaces import ProjectView
 
@@ -228,7 +236,7 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
     filters: dict = {"q": q}
     if mine:
         filters["assignee_id"] = current_user.id
-    found = issue_reads.board_cards(current_user, slug, project_id, filters, BOARD_MAX_CARDS)
+    found = issue_board.board_cards(current_user, slug, project_id, filters, BOARD_MAX_CARDS)
     columns: dict[uuid.UUID, list[CardRow]] = {status.id: [] for status in page.statuses}
     for card in found.cards:
         columns.setdefault(card.status_id, []).append(card)
@@ -253,7 +261,7 @@ def board(slug: str, project_id: uuid.UUID):
 
 
 def card_response(page: ProjectView, slug: str, issue: IssueView, status: int = 200) -> Response:
-    card = issue_reads.card_of(issue)
+    card = issue_board.card_of(issue)
     return render_fragment("tracker/card.html", status=status, card=card, kit=card_kit(page, slug, [card]))
 
 

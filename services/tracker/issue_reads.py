@@ -1,4 +1,5 @@
-"""Issues as the API lists and shows them, and as the board's cards: plain rows, not ORM objects.
+"""Issues as the API lists and shows them: plain rows, not ORM objects (the board's cards are
+``issue_board``'s).
 
 A list reads one page of ids in the lists' order (filters, count and order shared by the
 API list, the issue list page and the board), then the page's rows with their status,
@@ -12,24 +13,23 @@ import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
 
 from sqlalchemy import Integer, and_, bindparam, cast, exists, func, literal_column, null, select, union_all
 from sqlalchemy.orm import aliased
 
 from extensions import db
-from models.auth import User, initials
+from models.auth import User
 from models.tracker import PRIORITIES, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import NotFoundError
 from services.text import contains_pattern
 from services.tracker import custom_fields, issue_counts, search
 from services.tracker.access import READ, Access, ProjectBrief, project_brief_access
-from services.tracker.issues import KEY, MAX_NUMBER, MAX_PER_PAGE, IssueView
+from services.tracker.issues import KEY, MAX_NUMBER, MAX_PER_PAGE
 
 Child = aliased(Issue)
 
 
-def _children_count():
+def children_count():
     """The number of an issue's sub-issues, as a column of a query over issues."""
     return (
         select(func.count())
@@ -122,37 +122,6 @@ class IssueRowPage:
     per_page: int
 
 
-# What a board card shows: one read of every card, fewer columns than a list row.
-
-
-@dataclass(slots=True)
-class CardRow:
-    """An issue as its board card shows it."""
-
-    id: uuid.UUID
-    key: str
-    title: str
-    type: str
-    priority_name: str
-    status_id: uuid.UUID
-    rank: int
-    assignee_name: str | None
-    assignee_initials: str | None
-    due_date: date | None
-    children_count: int
-    labels: list[LabelBrief] = field(default_factory=list)
-
-
-@dataclass
-class Board:
-    """The first cards of a board in board order, how many issues matched in all, and whether
-    the limit left some out."""
-
-    cards: list[CardRow]
-    total: int
-    truncated: bool
-
-
 FILTERS = ("status_id", "priority", "type", "assignee_id", "parent_id", "label_id", "q", "custom_field")
 
 
@@ -242,7 +211,7 @@ class _ListPlan:
         return _ordering(self.filters)
 
 
-def _plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _ListPlan:
+def plan_list(user: User, slug: str, project_id: uuid.UUID, filters: dict) -> _ListPlan:
     """What every issue list shares: access, conditions, order, paging and the exact total."""
     project, access = project_brief_access(user, slug, project_id, READ)
     page = filters.get("page") or 1
@@ -323,7 +292,7 @@ def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict)
     """One page of the project's issues, filtered and sorted, with the total that matched, as
     plain rows (the API's list and the list page): the page with its statuses, people and
     labels in one statement, then its custom fields in one more."""
-    plan = _plan_list(user, slug, project_id, filters)
+    plan = plan_list(user, slug, project_id, filters)
     shape = _page_shape(filters)
     if shape is None:
         page = (
@@ -341,87 +310,6 @@ def list_issue_rows(user: User, slug: str, project_id: uuid.UUID, filters: dict)
         rows = _issue_rows(plan.project, _page_statement(*shape), _page_params(plan, filters))
     _fill(rows, plan.access)
     return IssueRowPage(issues=rows, total=plan.total, page=plan.page, per_page=plan.per_page)
-
-
-_BOARD_ORDER = {"order_by": "rank", "order": "asc"}
-
-
-def board_cards(user: User, slug: str, project_id: uuid.UUID, filters: dict, limit: int) -> Board:
-    """The first ``limit`` matching issues as cards, in board order (each column reads top to
-    bottom in the order people dragged the cards into), in one statement; the filters, their
-    count and the order are the lists' own."""
-    plan = _plan_list(user, slug, project_id, {**filters, **_BOARD_ORDER})
-    chosen = select(Issue.id).where(*plan.conditions).order_by(*plan.ordering).limit(limit).subquery()
-    children = _children_count()
-    query = (
-        select(
-            Issue.id,
-            Issue.number,
-            Issue.title,
-            Issue.type,
-            Issue.priority,
-            Issue.status_id,
-            Issue.rank,
-            Issue.due_date,
-            AssigneeUser.name,
-            children,
-            Label.id,
-            Label.name,
-            Label.color,
-        )
-        .join(chosen, chosen.c.id == Issue.id)
-        .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
-        # One row per label (or one without): the cards and their labels in one round trip.
-        .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
-        .outerjoin(Label, Label.id == IssueLabel.label_id)
-        .order_by(*plan.ordering, Label.name)
-    )
-    prefix = f"{plan.project.key}-"
-    people: dict[str, str] = {}
-    cards: list[CardRow] = []
-    card: CardRow | None = None
-    for row in db.session.execute(query):
-        issue_id, number, title, kind, priority, status_id, rank, due, name, count = row[:10]
-        if card is None or card.id != issue_id:
-            if name is not None and name not in people:
-                people[name] = initials(name)
-            card = CardRow(
-                issue_id,
-                f"{prefix}{number}",
-                title,
-                kind,
-                PRIORITIES[priority],
-                status_id,
-                rank,
-                name,
-                people.get(name),
-                due,
-                count,
-            )
-            cards.append(card)
-        if row[10] is not None:
-            card.labels.append(LabelBrief(row[10], row[11], row[12]))
-    return Board(cards, plan.total, len(cards) >= limit and plan.total > limit)
-
-
-def card_of(view: IssueView) -> CardRow:
-    """The card of an issue just created or moved (its labels and assignee are loaded with it)."""
-    issue = view.issue
-    assignee = issue.assignee
-    return CardRow(
-        issue.id,
-        issue.key,
-        issue.title,
-        issue.type,
-        issue.priority_name,
-        issue.status_id,
-        issue.rank,
-        assignee.name if assignee else None,
-        initials(assignee.name) if assignee else None,
-        issue.due_date,
-        view.children_count,
-        [LabelBrief(label.id, label.name, label.color) for label in issue.labels],
-    )
 
 
 def _issue_columns() -> list:
@@ -462,7 +350,7 @@ def _with_people(query):
 
 def _row_query():
     return (
-        _with_people(select(*_issue_columns(), _children_count(), Label.id, Label.name, Label.color))
+        _with_people(select(*_issue_columns(), children_count(), Label.id, Label.name, Label.color))
         # One row per label (or one without): the page and its labels in one round trip.
         .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
         .outerjoin(Label, Label.id == IssueLabel.label_id)

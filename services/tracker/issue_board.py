@@ -1,0 +1,125 @@
+"""The board's cards: one read of every card in board order, fewer columns than a list row,
+with the filters, count and order of the issue lists (``issue_reads``)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import date
+
+from sqlalchemy import select
+
+from extensions import db
+from models.auth import User, initials
+from models.tracker import PRIORITIES, Issue, IssueLabel, Label
+from services.tracker.issue_reads import AssigneeUser, LabelBrief, children_count, plan_list
+from services.tracker.issues import IssueView
+
+
+@dataclass(slots=True)
+class CardRow:
+    """An issue as its board card shows it."""
+
+    id: uuid.UUID
+    key: str
+    title: str
+    type: str
+    priority_name: str
+    status_id: uuid.UUID
+    rank: int
+    assignee_name: str | None
+    assignee_initials: str | None
+    due_date: date | None
+    children_count: int
+    labels: list[LabelBrief] = field(default_factory=list)
+
+
+@dataclass
+class Board:
+    """The first cards of a board in board order, how many issues matched in all, and whether
+    the limit left some out."""
+
+    cards: list[CardRow]
+    total: int
+    truncated: bool
+
+
+_BOARD_ORDER = {"order_by": "rank", "order": "asc"}
+
+
+def board_cards(user: User, slug: str, project_id: uuid.UUID, filters: dict, limit: int) -> Board:
+    """The first ``limit`` matching issues as cards, in board order (each column reads top to
+    bottom in the order people dragged the cards into), in one statement; the filters, their
+    count and the order are the lists' own."""
+    plan = plan_list(user, slug, project_id, {**filters, **_BOARD_ORDER})
+    chosen = select(Issue.id).where(*plan.conditions).order_by(*plan.ordering).limit(limit).subquery()
+    children = children_count()
+    query = (
+        select(
+            Issue.id,
+            Issue.number,
+            Issue.title,
+            Issue.type,
+            Issue.priority,
+            Issue.status_id,
+            Issue.rank,
+            Issue.due_date,
+            AssigneeUser.name,
+            children,
+            Label.id,
+            Label.name,
+            Label.color,
+        )
+        .join(chosen, chosen.c.id == Issue.id)
+        .outerjoin(AssigneeUser, AssigneeUser.id == Issue.assignee_id)
+        # One row per label (or one without): the cards and their labels in one round trip.
+        .outerjoin(IssueLabel, IssueLabel.issue_id == Issue.id)
+        .outerjoin(Label, Label.id == IssueLabel.label_id)
+        .order_by(*plan.ordering, Label.name)
+    )
+    prefix = f"{plan.project.key}-"
+    people: dict[str, str] = {}
+    cards: list[CardRow] = []
+    card: CardRow | None = None
+    for row in db.session.execute(query):
+        issue_id, number, title, kind, priority, status_id, rank, due, name, count = row[:10]
+        if card is None or card.id != issue_id:
+            if name is not None and name not in people:
+                people[name] = initials(name)
+            card = CardRow(
+                issue_id,
+                f"{prefix}{number}",
+                title,
+                kind,
+                PRIORITIES[priority],
+                status_id,
+                rank,
+                name,
+                people.get(name),
+                due,
+                count,
+            )
+            cards.append(card)
+        if row[10] is not None:
+            card.labels.append(LabelBrief(row[10], row[11], row[12]))
+    return Board(cards, plan.total, len(cards) >= limit and plan.total > limit)
+
+
+def card_of(view: IssueView) -> CardRow:
+    """The card of an issue just created or moved (its labels and assignee are loaded with it)."""
+    issue = view.issue
+    assignee = issue.assignee
+    return CardRow(
+        issue.id,
+        issue.key,
+        issue.title,
+        issue.type,
+        issue.priority_name,
+        issue.status_id,
+        issue.rank,
+        assignee.name if assignee else None,
+        initials(assignee.name) if assignee else None,
+        issue.due_date,
+        view.children_count,
+        [LabelBrief(label.id, label.name, label.color) for label in issue.labels],
+    )
