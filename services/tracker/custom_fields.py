@@ -31,6 +31,7 @@ from models.tracker_fields import MAX_SLUG_LENGTH, SELECT_TYPES, CustomField, Cu
 from schemas.fields import CONTROL
 from services import unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
+from services.rows import read_columns
 from services.tracker import activity, plans
 from services.tracker.access import MANAGE, READ, OrganizationBrief, ProjectBrief, project_access
 
@@ -438,14 +439,8 @@ def values_of(
     project by slug, ``None`` when unset; ``{}`` when the plan lacks the feature. One query."""
     if not issues or organization is None or not enabled(organization):
         return {issue_id: {} for issue_id, _ in issues}
-    # Through the connection (plain columns gain nothing from the session's ORM result), after
-    # flushing pending changes as the session would.
-    session = db.session()
-    if session.autoflush:
-        session.flush()
-    connection = session.connection()
-    rows = connection.execute(
-        _FIELDS_AND_VALUES[connection.dialect.name],
+    rows = read_columns(
+        _FIELDS_AND_VALUES[db.session.get_bind().dialect.name],
         {
             "issue_ids": [issue_id for issue_id, _ in issues],
             "project_ids": list({project_id for _, project_id in issues}),

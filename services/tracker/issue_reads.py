@@ -21,6 +21,7 @@ from extensions import db
 from models.auth import User
 from models.tracker import PRIORITIES, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import NotFoundError
+from services.rows import read_columns
 from services.text import contains_pattern
 from services.tracker import custom_fields, issue_counts, search
 from services.tracker.access import READ, Access, ProjectBrief, project_brief_access
@@ -422,16 +423,6 @@ def _relations_children_and_labels():
 _DETAILS = _relations_children_and_labels()
 
 
-def _read(statement, params: dict | None = None):
-    """Rows of a statement of columns, as the connection gives them: the session's ORM result
-    (a tuple built per row, and its setup per statement) adds nothing to plain columns. Pending
-    changes are flushed first, as the session would."""
-    session = db.session()
-    if session.autoflush:
-        session.flush()
-    return session.connection().execute(statement, params)
-
-
 def _issue_row(prefix: str, r, children_count: int) -> IssueRow:
     """An issue of ``_issue_columns``' row ``r``, without its labels."""
     return IssueRow(
@@ -460,7 +451,7 @@ def _issue_rows(project: ProjectBrief, query, params: dict | None = None) -> lis
     """Rows of ``_ROW_QUERY`` as issues; an issue's label rows (ordered by name) join its labels."""
     prefix = f"{project.key}-"
     issues: dict[uuid.UUID, IssueRow] = {}
-    for r in _read(query, params).all():
+    for r in read_columns(query, params).all():
         row = issues.get(r[0])
         if row is None:
             row = issues[r[0]] = _issue_row(prefix, r, r[23])
@@ -483,13 +474,15 @@ def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> Iss
     match = KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found", reason="issue_not_found")
-    found = _read(_ISSUE_BY_NUMBER, {"project_id": project.id, "number": int(match.group(2))}).first()
+    found = read_columns(_ISSUE_BY_NUMBER, {"project_id": project.id, "number": int(match.group(2))}).first()
     if found is None:
         raise NotFoundError("Issue not found", reason="issue_not_found")
     prefix = f"{project.key}-"
     row = _issue_row(prefix, found, 0)
     _fill([row], access)
-    for kind, rid, rtype, other, number, title, other_key, _at in _read(_DETAILS, {"issue_id": row.id}).all():
+    for kind, rid, rtype, other, number, title, other_key, _at in read_columns(
+        _DETAILS, {"issue_id": row.id}
+    ).all():
         if kind == _RELATION:
             row.relations.append(RelationRow(rid, rtype, IssueBrief(other, f"{other_key}-{number}", title)))
         elif kind == _CHILD:
