@@ -1,7 +1,7 @@
 """The framework's own cost: each API endpoint's requests/s next to a bare Flask app doing the same SQL.
 
     .venv/bin/python benchmarks/api_overhead.py [--database-url URL] [--duration 5] [--rounds 3]
-        [--connections 6] [--workers 3] [--issues 20000] [--rebuild]
+        [--connections 6] [--workers 3] [--issues 20000] [--rebuild] [--only TEXT]
 
 One run builds the data once in its own PostgreSQL database (default
 ``giro_bench_overhead``, created when missing; kept for the next run unless
@@ -425,6 +425,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rebuild", action="store_true", help="build the data again")
     parser.add_argument(
+        "--only",
+        action="append",
+        metavar="TEXT",
+        help="load only the endpoints whose name contains TEXT (repeatable; bodies are checked for all)",
+    )
+    parser.add_argument(
         "--python-client", action="store_true", help="load with the Python client even if wrk is here"
     )
     args = parser.parse_args()
@@ -466,6 +472,8 @@ def main() -> int:
                 f"app on :{app.port}, bare on :{bare.port}, {args.workers} sync workers each; checking bodies"
             )
             check_bodies(app, bare, points)
+            if args.only:
+                points = [point for point in points if any(text in point.name for text in args.only)]
             for point in points:  # warm both servers' workers before timing
                 for server in servers:
                     for _ in range(args.workers):

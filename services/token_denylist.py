@@ -20,10 +20,12 @@ import redis
 from flask import current_app
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import lazyload
+from sqlalchemy.orm.util import identity_key
 
 from extensions import db
 from models.auth import RevokedAccessToken, User
 from models.base import utcnow
+from services.rows import DriverRead, loaded_instance
 
 _PREFIX = "giro:revoked-access:"
 log = logging.getLogger("giro.auth")
@@ -57,10 +59,19 @@ def deny(jti: str, expires_at: datetime) -> None:
     db.session.flush()
 
 
-# Built once: on every authenticated request, building the statement cost about as much as running it.
-# The account's store (``User.loja``, joined by default) is left to load when a view reads it: the
-# API's views read ``loja_id``, and loading a second entity on every request cost more than the query.
-_ACCOUNT_AND_DENIAL = (
+# The account's columns and whether the token is denied, in one statement run on the driver's
+# cursor (``services.rows.DriverRead``): on every authenticated request, the ORM's query and
+# loading machinery cost more than the statement. The account's store (``User.loja``, joined by
+# default) loads when a view reads it: the API's views read ``loja_id``.
+_ACCOUNT_COLUMNS = tuple(prop.key for prop in User.__mapper__.column_attrs)
+_ACCOUNT_AND_DENIAL = DriverRead(
+    select(
+        *(getattr(User, key) for key in _ACCOUNT_COLUMNS),
+        select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == bindparam("jti")).exists(),
+    ).where(User.id == bindparam("account_id"))
+)
+# The same for an account the session already holds, which the ORM refreshes as it loads it.
+_LOADED_ACCOUNT_AND_DENIAL = (
     select(User, select(RevokedAccessToken.jti).where(RevokedAccessToken.jti == bindparam("jti")).exists())
     .where(User.id == bindparam("account_id"))
     .options(lazyload(User.loja))
@@ -77,9 +88,16 @@ def denial_and_account(jti: str, account_id: uuid.UUID | None) -> tuple[bool, Us
     both come from one statement."""
     client = _client()
     if client is None and account_id is not None:
-        row = db.session.execute(_ACCOUNT_AND_DENIAL, {"jti": jti, "account_id": account_id}).first()
-        if row is not None:
-            return bool(row[1]), row[0]
+        params = {"jti": jti, "account_id": account_id}
+        if db.session.identity_map.get(identity_key(User, account_id)) is not None:
+            row = db.session.execute(_LOADED_ACCOUNT_AND_DENIAL, params).first()
+            if row is not None:
+                return bool(row[1]), row[0]
+        else:
+            values = _ACCOUNT_AND_DENIAL.first(params)
+            if values is not None:
+                account = loaded_instance(User, dict(zip(_ACCOUNT_COLUMNS, values, strict=False)))
+                return bool(values[-1]), account
     elif client is not None:
         try:
             return bool(client.exists(_PREFIX + jti)), None
