@@ -1,7 +1,7 @@
 """The framework's own cost: each API endpoint's requests/s next to a bare Flask app doing the same SQL.
 
     .venv/bin/python benchmarks/api_overhead.py [--database-url URL] [--duration 5] [--rounds 3]
-        [--connections 6] [--workers 3] [--issues 20000] [--rebuild] [--only TEXT]
+        [--connections 6] [--workers 3] [--issues 20000] [--rebuild] [--only TEXT] [--app-root DIR]
 
 One run builds the data once in its own PostgreSQL database (default
 ``giro_bench_overhead``, created when missing; kept for the next run unless
@@ -30,6 +30,13 @@ Python client when wrk is missing, and prints each endpoint's requests/s
 (min/median/max over the rounds) on both, the ratio of the medians,
 the target (0.6 of the bare app; 0.9 for ``/health``) and whether it is met,
 with ``uptime`` before and after.
+
+``--app-root DIR`` serves the app from another checkout, a git worktree of an
+earlier commit for instance (``git worktree add --detach ../before COMMIT``),
+against the same data, settings and bare app: two runs, one with each checkout,
+give a change's before and after in one sitting. Bodies of an earlier checkout may
+lack fields added since: their differences are counted and printed, not fatal. ``--only TEXT`` loads only the
+endpoints whose name contains it (every body is still checked).
 """
 
 from __future__ import annotations
@@ -211,7 +218,7 @@ def _free_port() -> int:
 class Server:
     """One gunicorn with the production settings, on a loopback port, its log in ``folder``."""
 
-    def __init__(self, name: str, target: str, env: dict, workers: int, folder: Path):
+    def __init__(self, name: str, target: str, env: dict, workers: int, folder: Path, root: Path = ROOT):
         self.name = name
         self.port = _free_port()
         self.log = folder / f"{name}.log"
@@ -223,7 +230,8 @@ class Server:
         }
         command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), target]
         with self.log.open("wb") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+            # gunicorn imports the target from its working directory, ahead of the installed package.
+            self.process = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=log)
 
     @property
     def base(self) -> str:
@@ -316,8 +324,9 @@ def endpoints(ids: dict, stock: str, tracker: str) -> list[Endpoint]:
     ]
 
 
-def check_bodies(app: Server, bare: Server, points: list[Endpoint]) -> None:
-    """Stop with a diff unless both servers answer every endpoint with the same JSON."""
+def check_bodies(app: Server, bare: Server, points: list[Endpoint], lenient: bool = False) -> None:
+    """Stop with a diff unless both servers answer every endpoint with the same JSON; ``lenient``
+    (an earlier checkout, whose bodies may lack later fields) prints the diff's size and goes on."""
     for point in points:
         answers = []
         for server in (app, bare):
@@ -325,6 +334,16 @@ def check_bodies(app: Server, bare: Server, points: list[Endpoint]) -> None:
             if status != 200:
                 raise SystemExit(f"{server.name} answered {status} to {point.path}: {body[:500]!r}")
             answers.append(json.dumps(json.loads(body), sort_keys=True, indent=1, ensure_ascii=False))
+        if answers[0] != answers[1] and lenient:
+            changed = [
+                line
+                for line in difflib.unified_diff(
+                    answers[0].splitlines(), answers[1].splitlines(), lineterm=""
+                )
+                if line[:1] in "+-" and line[:3] not in ("+++", "---")
+            ]
+            print(f"  DIFFERENT body: {point.name}: {len(changed):,} lines differ, e.g. {changed[:2]}")
+            continue
         if answers[0] != answers[1]:
             diff = difflib.unified_diff(
                 answers[0].splitlines(), answers[1].splitlines(), "app", "bare", lineterm="", n=2
@@ -383,6 +402,14 @@ def _python_load(base: str, point: Endpoint, duration: float, connections: int) 
     return sum(done) / (time.perf_counter() - started)
 
 
+def _described(root: Path) -> str:
+    """A checkout and the commit it holds."""
+    commit = subprocess.run(
+        ["git", "-C", str(root), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    ).stdout.strip()
+    return f"{root}, {commit[:72]}" if commit else str(root)
+
+
 def _uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 
@@ -425,6 +452,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rebuild", action="store_true", help="build the data again")
     parser.add_argument(
+        "--app-root",
+        type=Path,
+        default=ROOT,
+        help="serve the app from this checkout (a git worktree of an earlier commit, say) to measure "
+        "before and after against the same bare app; the data, settings and bare app stay this checkout's",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         metavar="TEXT",
@@ -459,7 +493,7 @@ def main() -> int:
     }
     with tempfile.TemporaryDirectory(prefix="giro-overhead-") as folder:
         servers = [
-            Server("app", "app:create_app()", env, args.workers, Path(folder)),
+            Server("app", "app:create_app()", env, args.workers, Path(folder), args.app_root),
             Server("bare", "benchmarks.bare_app:app", env, args.workers, Path(folder)),
         ]
         app, bare = servers
@@ -469,9 +503,10 @@ def main() -> int:
             stock, tracker = _login(app)
             points = endpoints(ids, stock, tracker)
             print(
-                f"app on :{app.port}, bare on :{bare.port}, {args.workers} sync workers each; checking bodies"
+                f"app ({_described(args.app_root)}) on :{app.port}, bare on :{bare.port}, "
+                f"{args.workers} sync workers each; checking bodies"
             )
-            check_bodies(app, bare, points)
+            check_bodies(app, bare, points, lenient=args.app_root.resolve() != ROOT)
             if args.only:
                 points = [point for point in points if any(text in point.name for text in args.only)]
             for point in points:  # warm both servers' workers before timing
