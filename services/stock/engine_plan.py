@@ -465,7 +465,14 @@ def _prune_routes(
     return p if pays.all() else p.take(pays[inverse])
 
 
-def _unit_gains(held, mu, phi, alive, uplift, q_cap: int) -> np.ndarray:
+def _unit_gains(
+    held: np.ndarray,
+    mu: np.ndarray,
+    phi: np.ndarray | None,
+    alive: np.ndarray,
+    uplift: np.ndarray,
+    q_cap: int,
+) -> np.ndarray:
     """(n, q_cap) what the j-th unit received adds at each cell: alive x P(D >= held + j), the
     first also the run it completes."""
     out = np.empty((held.shape[0], q_cap))
@@ -480,7 +487,9 @@ def _unit_gains(held, mu, phi, alive, uplift, q_cap: int) -> np.ndarray:
     return out
 
 
-def _unit_losses(held, mu, phi, alive, q_cap: int) -> np.ndarray:
+def _unit_losses(
+    held: np.ndarray, mu: np.ndarray, phi: np.ndarray | None, alive: np.ndarray, q_cap: int
+) -> np.ndarray:
     """(n, q_cap) what the j-th unit given loses at each store cell: alive x P(D >= held - j + 1)."""
     out = np.empty((held.shape[0], q_cap))
     h = held.astype(np.float64)
