@@ -7,7 +7,9 @@ origin units by the expected sales they take away (a CD unit by the value of
 keeping it for later weeks), and the best are matched in bulk for all items at
 once. Minimum lots are valued as a whole; each destination is served by one or
 several origins chosen by what the shipment costs (``engine_routing``); routes
-whose shipments do not pay for the trip plus the per-unit bar are dropped.
+whose shipments do not pay for the trip plus the per-unit bar are dropped, and each
+route kept carries one more lot of the items its origin can still give while each unit
+nets the bar (``_top_up``).
 """
 
 from __future__ import annotations

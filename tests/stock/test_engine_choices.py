@@ -1,5 +1,6 @@
 """The engine's choices seen in a generated batch: sizes never on the shelf, sizes a store was
-never given, shared trips, the per-unit bar net of the trip (docs/engine.md §1, §2 and §4),
+never given, shared trips, the per-unit bar net of the trip, lots riding a trip another item
+pays (docs/engine.md §1, §2 and §4),
 through the CLI and the API."""
 
 from __future__ import annotations
