@@ -1,5 +1,6 @@
 """The engine's choices seen in a generated batch: sizes never on the shelf, sizes a store was
-never given, shared trips, the per-unit bar net of the trip (docs/engine.md §1, §2 and §4),
+never given, shared trips, the per-unit bar net of the trip, lots riding a trip another item
+pays (docs/engine.md §1, §2 and §4),
 through the CLI and the API."""
 
 from __future__ import annotations
@@ -153,3 +154,33 @@ def test_units_in_transit_to_a_size_never_given_do_not_read_as_the_store_being_g
     destinos = {r["lojaDestinoId"] for r in batch_recs(client, admin) if r["tamanho"] == "42"}
     assert str(ruptura.id) in destinos
     assert str(nunca.id) not in destinos
+
+
+def test_a_route_the_batch_pays_carries_the_items_that_could_not_pay_a_trip_of_their_own(
+    client, runner, admin
+):
+    """Loja Falta is out of a fast seller only a far CD holds, and of a slow one a store next door
+    also holds. Routing sends the slow one from next door, whose trip it cannot pay alone: that
+    route is dropped. The CD's trip is paid by the fast seller, and a unit riding it costs only
+    what the CD keeps for later weeks, so the slow one rides with it."""
+    destino = make_loja(nome="Loja Falta", lat=-23.55, lng=-46.63)
+    vizinha = make_loja(nome="Loja Vizinha", lat=-23.56, lng=-46.64)
+    cd = make_loja(nome="CD Recife", is_cd=True, lat=-8.05, lng=-34.90)
+    rapido = make_produto(nome="Camiseta", tamanhos=("U",))
+    lento = make_produto(nome="Boné", tamanhos=("U",))
+    set_stock(destino, rapido, U=0)
+    add_sales(destino, rapido, "U", [2] * 30, end=ON)
+    set_stock(cd, rapido, U=100)
+    set_stock(destino, lento, U=0)
+    add_sales(destino, lento, "U", ([0] * 9 + [1]) * 3, end=ON)
+    set_stock(vizinha, lento, U=40)
+    set_stock(cd, lento, U=40)
+    put_rules(client, admin, priorizarCd=False, qtdMinima=1, qtdMaxima=10, custoEnvio=1500, custoKm=1)
+    generate(runner)
+    recs = {(r["produtoId"], r["origemId"]): r for r in batch_recs(client, admin)}
+    assert (str(rapido.id), str(cd.id)) in recs
+    assert str(vizinha.id) not in {origem for _, origem in recs}
+    lote = recs.get((str(lento.id), str(cd.id)))
+    assert lote is not None and lote["lojaDestinoId"] == str(destino.id)
+    # each unit riding the paid trip clears the bar net of what the CD keeps for later weeks
+    assert lote["vendaExtraEsperada"] >= (0.15 + 0.05) * lote["quantidade"]
