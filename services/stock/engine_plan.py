@@ -9,7 +9,7 @@ once. Minimum lots are valued as a whole; each destination is served by one or
 several origins chosen by what the shipment costs (``engine_routing``); routes
 whose shipments do not pay for the trip plus the per-unit bar are dropped, and each
 route kept carries one more lot of the items its origin can still give while each unit
-nets the bar (``_top_up``).
+nets the bar (``engine_topup``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,15 @@ from services.stock.engine_demand import (
     product_matrix,
     run_factor,
 )
-from services.stock.engine_routing import ROUTING_PASSES, Destinations, Plan, group_starts, route_lots
+from services.stock.engine_routing import (
+    ROUTING_PASSES,
+    Destinations,
+    Plan,
+    expand_groups,
+    group_starts,
+    route_lots,
+)
+from services.stock.engine_topup import top_up
 
 # A unit is moved only when it adds at least this many expected units sold
 # over the horizon, net of what the origin loses and of its share of the trip.
@@ -47,9 +55,6 @@ SAFETY_STD = 1.0
 UNKNOWN_KM = 500.0
 # A unit kept at a CD may serve a better need in a later week: its value, in expected units sold.
 CD_KEEP_VALUE = 0.05
-# Rounds of the top-up of paid routes: an origin gives one lot of an item per round, each
-# valued after what it already gave.
-TOPUP_ROUNDS = 3
 
 
 def shipment_cost(km: np.ndarray, rules: EngineRules) -> np.ndarray:
@@ -69,15 +74,6 @@ def held_stock(inputs: EngineInput) -> np.ndarray:
     if inputs.in_transit is None:
         return stock
     return stock + np.maximum(np.asarray(inputs.in_transit, dtype=np.int64), 0)
-
-
-def _expand(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For groups of the given sizes: the group index and 1-based position of each unit."""
-    counts = np.asarray(counts, dtype=np.int64)
-    owner = np.repeat(np.arange(counts.shape[0]), counts)
-    starts = np.cumsum(counts) - counts
-    pos = np.arange(owner.shape[0]) - starts[owner] + 1
-    return owner, pos
 
 
 def observed_product_sales(inputs: EngineInput) -> np.ndarray:
@@ -216,7 +212,7 @@ def plan(
     kept = _prune_routes(routed, inputs, rules, cells, cost, min_gain)
     if unit_budget is not None:
         return kept
-    return _top_up(kept, dest, cells, avail, is_cd, keep_cd, qmin, qmax, min_gain)
+    return top_up(kept, dest, cells, avail, is_cd, keep_cd, qmin, qmax, min_gain)
 
 
 def _destination_units(
@@ -326,7 +322,7 @@ def _origin_losses(
     z_count = np.bincount(ok_[free], weights=o_units[free], minlength=n_items).astype(np.int64)
     # CD units all lose the value kept for later weeks
     cds = np.nonzero(~free & o_cd)[0]
-    owner, _ = _expand(o_units[cds])
+    owner, _ = expand_groups(o_units[cds])
     items, losses = [ok_[cds][owner]], [np.full(owner.shape[0], keep_cd)]
     # a store's j-th unit given loses alive x P(D >= held - j + 1): one special-function call
     # per cell, then P(D >= x - 1) = P(D >= x) + p(x - 1) and p(x - 1) = p(x) x / mu
@@ -465,137 +461,3 @@ def _prune_routes(
     units = np.bincount(inverse, weights=p.quantity, minlength=uniq.shape[0])
     pays = value >= cost.ravel()[uniq] + min_gain * units
     return p if pays.all() else p.take(pays[inverse])
-
-
-def _unit_gains(
-    held: np.ndarray,
-    mu: np.ndarray,
-    phi: np.ndarray | None,
-    alive: np.ndarray,
-    uplift: np.ndarray,
-    q_cap: int,
-) -> np.ndarray:
-    """(n, q_cap) what the j-th unit received adds at each cell: alive x P(D >= held + j), the
-    first also the run it completes."""
-    out = np.empty((held.shape[0], q_cap))
-    h = held.astype(np.float64)
-    tail = prob_at_least(h + 1.0, mu, phi)
-    pmf = prob_exactly(h + 1.0, mu, phi)
-    for j in range(1, q_cap + 1):
-        out[:, j - 1] = alive * tail
-        tail = np.maximum(tail - pmf, 0.0)
-        pmf = pmf * pmf_step(h + j, mu, phi) / (h + j + 1.0)
-    out[:, 0] += uplift
-    return out
-
-
-def _unit_losses(
-    held: np.ndarray, mu: np.ndarray, phi: np.ndarray | None, alive: np.ndarray, q_cap: int
-) -> np.ndarray:
-    """(n, q_cap) what the j-th unit given loses at each store cell: alive x P(D >= held - j + 1)."""
-    out = np.empty((held.shape[0], q_cap))
-    h = held.astype(np.float64)
-    tail = prob_at_least(h, mu, phi)
-    pmf = prob_exactly(np.maximum(h - 1.0, 0.0), mu, phi) * (h >= 1)
-    for j in range(1, q_cap + 1):
-        out[:, j - 1] = alive * np.minimum(tail, 1.0)
-        x = h - j  # the next unit loses P(D >= x)
-        tail = tail + pmf
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pmf = np.where(x >= 1, pmf * x / pmf_step(np.maximum(x - 1.0, 0.0), mu, phi), 0.0)
-    return out
-
-
-def _top_up(
-    p: Plan,
-    dest: Destinations,
-    cells: CellValues,
-    avail: np.ndarray,
-    is_cd: np.ndarray,
-    keep_cd: float,
-    qmin: int,
-    qmax: int,
-    bar: float,
-) -> Plan:
-    """One more lot on the routes the batch pays, of every item the origin can still give and the
-    destination does not yet receive, while each unit nets at least ``bar``.
-
-    The trip is paid by the route's own shipments (``_prune_routes``): a unit riding it costs
-    only what its origin loses. A lot's first ``qmin`` units pass on their mean, each further unit
-    on its own. Cells that give or receive an item in the plan do neither here (no circles, one
-    recommendation per origin, destination and item); an origin gives one lot of an item per
-    round, valued after what it already sent.
-    """
-    if p.origin.shape[0] == 0:
-        return p
-    held, mu, alive, phi = cells.held, cells.mu, cells.alive, cells.dispersion
-    n_nodes, n_items = held.shape
-    sent = np.zeros(held.shape, dtype=np.int64)
-    np.add.at(sent, (p.origin, p.item), p.quantity)
-    received = np.zeros(held.shape, dtype=bool)
-    received[p.dest, p.item] = True
-    left = np.where(received, 0, avail - sent)
-    routes = np.unique(p.origin * n_nodes + p.dest)
-    into = np.zeros(n_nodes, dtype=bool)
-    into[routes % n_nodes] = True
-    # destination cells: the candidates the plan left out (their first unit cleared the bar,
-    # they give nothing) on a node a kept route reaches, whose first lot may still pay
-    pick = ~received[dest.node, dest.item] & into[dest.node] & (dest.urgency >= bar)
-    dn, dk = dest.node[pick].astype(np.int64), dest.item[pick].astype(np.int64)
-    if dn.shape[0] == 0:
-        return p
-    d_phi = None if phi is None else phi[dn, dk]
-    up = np.where(held[dn, dk] <= 0, cells.uplift[dn, dk], 0.0)
-    gains = _unit_gains(held[dn, dk], mu[dn, dk], d_phi, alive[dn, dk], up, qmax)
-    # each destination cell joined with the kept routes into its node
-    r_orig, r_dest = routes // n_nodes, routes % n_nodes  # sorted by origin, then destination
-    by_dest = np.lexsort((r_orig, r_dest))
-    r_orig, r_dest = r_orig[by_dest], r_dest[by_dest]
-    r_count, r_start = group_starts(r_dest, n_nodes)
-    cell_of, pos = _expand(r_count[dn])
-    c_orig = r_orig[r_start[dn[cell_of]] + pos - 1]
-    c_cell = cell_of
-    out_o, out_d, out_k, out_q = [p.origin], [p.dest], [p.item], [p.quantity]
-    filled = np.zeros(dn.shape[0], dtype=bool)
-    steps = np.arange(1, qmax + 1)
-    for _ in range(TOPUP_ROUNDS):
-        live = ~filled[c_cell] & (left[c_orig, dk[c_cell]] >= qmin)
-        c_cell, c_orig = c_cell[live], c_orig[live]
-        if c_cell.shape[0] == 0:
-            break
-        k = dk[c_cell]
-        # what each candidate origin loses, unit by unit, after what it already sent
-        o_held = held[c_orig, k] - sent[c_orig, k]
-        loss = np.full((c_cell.shape[0], qmax), keep_cd)
-        st = ~is_cd[c_orig]
-        if st.any():
-            s_phi = None if phi is None else phi[c_orig[st], k[st]]
-            loss[st] = _unit_losses(o_held[st], mu[c_orig[st], k[st]], s_phi, alive[c_orig[st], k[st]], qmax)
-        net = gains[c_cell] - loss
-        cap = np.minimum(left[c_orig, k], qmax)
-        lot_ok = net[:, :qmin].mean(axis=1) >= bar
-        # beyond the minimum lot, units while each nets the bar (and the origin has them)
-        more = (net >= bar) & (steps[None, :] <= cap[:, None])
-        more[:, :qmin] = True
-        q = np.where(lot_ok, np.argmin(np.c_[more, np.zeros(more.shape[0], dtype=bool)], axis=1), 0)
-        total = np.where(q > 0, np.cumsum(net, axis=1)[np.arange(q.shape[0]), np.maximum(q - 1, 0)], -np.inf)
-        cand = np.nonzero(q >= qmin)[0]
-        if cand.shape[0] == 0:
-            break
-        # the best lot of each destination cell, then of each origin cell this round
-        cand = cand[np.argsort(-total[cand], kind="stable")]
-        _, first = np.unique(c_cell[cand], return_index=True)
-        cand = cand[np.sort(first)]
-        _, first = np.unique(c_orig[cand] * n_items + k[cand], return_index=True)
-        cand = cand[np.sort(first)]
-        o, d, kk, qq = c_orig[cand], dn[c_cell[cand]], k[cand], q[cand].astype(np.int64)
-        out_o.append(o)
-        out_d.append(d)
-        out_k.append(kk)
-        out_q.append(qq)
-        sent[o, kk] += qq
-        left[o, kk] -= qq
-        filled[c_cell[cand]] = True
-    if len(out_o) == 1:
-        return p
-    return Plan(*(np.concatenate(a).astype(np.int64) for a in (out_o, out_d, out_k, out_q)))

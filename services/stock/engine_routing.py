@@ -29,6 +29,15 @@ def group_starts(sorted_keys: np.ndarray, size: int) -> tuple[np.ndarray, np.nda
     return counts, starts
 
 
+def expand_groups(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For groups of the given sizes: the group index and 1-based position of each unit."""
+    counts = np.asarray(counts, dtype=np.int64)
+    owner = np.repeat(np.arange(counts.shape[0]), counts)
+    starts = np.cumsum(counts) - counts
+    pos = np.arange(owner.shape[0]) - starts[owner] + 1
+    return owner, pos
+
+
 @dataclass
 class Plan:
     """Routes chosen by the planner, in the order they were assigned."""
