@@ -19,6 +19,7 @@ from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
 from blueprints.parsing import Request
 from blueprints.responses import OrjsonProvider
 from config import Config
+from database import ping_connections_left_idle
 from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracker_api
 
 API_VERSION_PATH = "/api/v1"
@@ -189,6 +190,7 @@ def register_database_hooks(app: Flask) -> None:
     write lock when their transaction begins."""
     with app.app_context():
         engine = db.engine
+    ping_connections_left_idle(engine, app.config["DATABASE_PING_AFTER_IDLE"])
     if engine.dialect.name == "postgresql":
         _plan_every_query_for_its_values(engine)
     if engine.dialect.name != "sqlite":
@@ -366,6 +368,9 @@ def register_request_lifecycle(app: Flask) -> None:
         if not session.in_transaction() and not (session.new or session.dirty or session.deleted):
             return response
         if response.status_code < 400:
+            # The response is built and the session ends with the request: expiring every loaded
+            # object for a reload that never comes cost a walk over the identity map.
+            session.expire_on_commit = False
             session.commit()
         else:
             session.rollback()

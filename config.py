@@ -53,7 +53,9 @@ class Config:
     SECRET_KEY = os.environ.get("SECRET_KEY") or DEV_SECRET_KEY
     JWT_SECRET_KEY = os.environ.get("JWT_SECRET_KEY") or DEV_JWT_SECRET_KEY
     SQLALCHEMY_DATABASE_URI = normalize_database_url(os.environ.get("DATABASE_URL", default_database_url()))
-    SQLALCHEMY_ENGINE_OPTIONS = {"pool_pre_ping": True}
+    # Connections are checked before use only after a second idle (``database.py``).
+    SQLALCHEMY_ENGINE_OPTIONS: dict = {}
+    DATABASE_PING_AFTER_IDLE = float(os.environ.get("DATABASE_PING_AFTER_IDLE") or 1.0)
     SUPERADMIN_EMAIL = os.environ.get("SUPERADMIN_EMAIL", "").strip().lower() or None
 
     # Which services this deployment serves and where they are mounted.

@@ -91,6 +91,9 @@ class Endpoint:
     slow: bool = False
     app: list[float] = field(default_factory=list)
     bare: list[float] = field(default_factory=list)
+    # CPU milliseconds per answer, the server's gunicorn processes and PostgreSQL's backends together.
+    app_cpu: list[float] = field(default_factory=list)
+    bare_cpu: list[float] = field(default_factory=list)
 
 
 # --- data ------------------------------------------------------------------------------------
@@ -261,6 +264,68 @@ class Server:
                 self.process.wait()
 
 
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_ticks(pid: int) -> int:
+    """User + system CPU of one process so far, in clock ticks (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def _backends(database: str) -> list[int]:
+    """PostgreSQL's backend processes serving ``database`` (their title names it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                title = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if title.startswith(b"postgres: ") and f" {database} ".encode() in title:
+                found.append(int(entry.name))
+    return found
+
+
+class CpuMeter:
+    """CPU spent on a server's answers: its gunicorn processes plus the PostgreSQL backends of the
+    bench database (only the server under load talks to it). Unlike requests/s, the CPU an answer
+    costs hardly moves with the machine's other load, so the ratio of the two servers' CPU per
+    answer is the figure that reproduces on a shared machine; it is printed beside the req/s."""
+
+    def __init__(self, server: Server, database: str):
+        self.groups = ([server.process.pid, *_children(server.process.pid)], _backends(database))
+
+    def _ticks(self) -> list[int]:
+        return [sum(_cpu_ticks(pid) for pid in pids) for pids in self.groups]
+
+    def __enter__(self):
+        self.ticks = self._ticks()
+        return self
+
+    def __exit__(self, *_):
+        self.server_ms, self.database_ms = (
+            (after - before) * 1000 / CLOCK_TICK
+            for after, before in zip(self._ticks(), self.ticks, strict=True)
+        )
+        self.spent_ms = self.server_ms + self.database_ms
+
+
 def _request(base: str, path: str, token: str | None = None, body: dict | None = None) -> tuple[int, bytes]:
     headers = {"Content-Type": "application/json"} if body is not None else {}
     if token:
@@ -358,7 +423,7 @@ def check_bodies(app: Server, bare: Server, points: list[Endpoint], lenient: boo
 # --- load ------------------------------------------------------------------------------------
 
 
-def _wrk(base: str, point: Endpoint, duration: float, connections: int) -> float:
+def _wrk(base: str, point: Endpoint, duration: float, connections: int) -> tuple[float, int]:
     command = ["wrk", "-t1", f"-c{connections}", f"-d{duration:g}s", "--timeout", "30s"]
     if point.token:
         command += ["-H", f"Authorization: Bearer {point.token}"]
@@ -367,10 +432,11 @@ def _wrk(base: str, point: Endpoint, duration: float, connections: int) -> float
     errors = re.search(r"Socket errors: .*", out)
     if bad or (errors and re.search(r"(connect|timeout|read|write) [1-9]", errors.group(0))):
         raise SystemExit(f"errors while loading {point.path}:\n{out}")
-    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    answers = int(re.search(r"(\d+) requests in", out).group(1))
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), answers
 
 
-def _python_load(base: str, point: Endpoint, duration: float, connections: int) -> float:
+def _python_load(base: str, point: Endpoint, duration: float, connections: int) -> tuple[float, int]:
     """``connections`` threads each sending requests one after another until ``duration`` is
     over; a request started in time is finished and counted, and so is the time it took."""
     host, port = base.removeprefix("http://").split(":")
@@ -399,7 +465,7 @@ def _python_load(base: str, point: Endpoint, duration: float, connections: int) 
         thread.join()
     if failures:
         raise SystemExit(f"{point.path} answered {failures[0]} under load")
-    return sum(done) / (time.perf_counter() - started)
+    return sum(done) / (time.perf_counter() - started), sum(done)
 
 
 def _described(root: Path) -> str:
@@ -434,6 +500,13 @@ def report(points: list[Endpoint]) -> bool:
             f"{point.name + (' *' if point.slow else ''):<48} {_spread(point.app):>24}   {_spread(point.bare):>25} {ratio:6.2f} "
             f"{'>= ' + format(point.target, '.1f'):>7}  {'met' if met else 'NOT met'}"
         )
+    print(
+        f"\n{'CPU ms per answer (gunicorn + PostgreSQL)':<48} {'app min/median/max':>24}   "
+        f"{'bare min/median/max':>25} {'ratio':>6}"
+    )
+    for point in points:
+        ratio = statistics.median(point.bare_cpu) / statistics.median(point.app_cpu)
+        print(f"{point.name:<48} {_spread(point.app_cpu):>24}   {_spread(point.bare_cpu):>25} {ratio:6.2f}")
     return all_met
 
 
@@ -479,6 +552,7 @@ def main() -> int:
     if args.rebuild or not _has_data(url, args.issues):
         build(url, args.issues, args.seed)
     ids = _lookups(url)
+    database = url.rsplit("/", 1)[1].split("?")[0]
     print(f"uptime at start: {_uptime()}")
 
     env = {
@@ -521,8 +595,16 @@ def main() -> int:
                 for point in points:
                     for server in order:
                         figures = point.app if server is app else point.bare
+                        cpu = point.app_cpu if server is app else point.bare_cpu
                         measure = _python_load if point.slow else load
-                        figures.append(measure(server.base, point, args.duration, args.connections))
+                        with CpuMeter(server, database) as meter:
+                            rate, answers = measure(server.base, point, args.duration, args.connections)
+                        figures.append(rate)
+                        cpu.append(meter.spent_ms / max(answers, 1))
+                        print(
+                            f"    {point.name[:30]:<30} {server.name:<4} {rate:8.1f}/s  "
+                            f"{meter.server_ms / max(answers, 1):6.2f} + {meter.database_ms / max(answers, 1):6.2f} ms CPU"
+                        )
                 print(f"  round {round_number} of {args.rounds}: {time.perf_counter() - began:.0f} s")
         finally:
             for server in servers:

@@ -27,6 +27,8 @@ import jwt
 from flask import Flask, abort, jsonify, request
 from sqlalchemy import create_engine, event
 
+from database import ping_connections_left_idle
+
 DATABASE_URL = os.environ["DATABASE_URL"].replace("postgresql://", "postgresql+psycopg://", 1)
 JWT_SECRET_KEY = os.environ["JWT_SECRET_KEY"]
 TIMEZONE = ZoneInfo(os.environ.get("GIRO_TIMEZONE", "America/Sao_Paulo"))
@@ -35,9 +37,11 @@ PRIORITIES = ("none", "low", "medium", "high", "urgent")
 KEY_SIZES, MIN_RUN_FOR_KEYS, RULES_ID = 2, 3, 1
 MAX_PER_PAGE, MAX_INDEXED_TERMS = 100, 1000
 
-# One pooled engine per worker, as the app has; its connections see UTC and plan each
-# statement for its values, as the app's do (app.register_database_hooks).
-engine = create_engine(DATABASE_URL, pool_size=5, pool_pre_ping=True)
+# One pooled engine per worker, as the app has; its connections see UTC, plan each
+# statement for its values and are pinged after a second idle, as the app's are
+# (app.register_database_hooks, database.py).
+engine = create_engine(DATABASE_URL, pool_size=5)
+ping_connections_left_idle(engine)
 
 
 @event.listens_for(engine, "connect")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,66 +30,105 @@ class DriverRead:
     """One fixed statement of plain columns and named parameters, compiled once per dialect and
     run on the driver's cursor of the session's connection, with its columns' types applied to
     the values both ways: what the connection's ``execute`` does, without building an execution
-    context and a result for each call. Meant for a statement run on every request (the bearer
-    token's account), where that machinery cost more than the statement.
+    context and a result for each call. Meant for statements built once and run on every
+    request (the bearer token's account, the issue reads), where that machinery cost about as
+    much as the statement. Rows are tuples that also name their columns, as SQLAlchemy's do.
 
     Listeners of the engine's cursor events (statement tracing, counting) still see the statement:
-    while any is attached it runs through the connection's ``execute`` instead."""
+    while any is attached it runs through the connection's ``execute`` instead; so does a
+    statement whose SQL depends on its values (an expanding ``IN``)."""
 
     def __init__(self, statement: Select):
         self.statement = statement
-        self._compiled: dict[str, _Compiled] = {}
+        self._compiled: dict[str, _Compiled | None] = {}
 
     def first(self, params: dict[str, Any]) -> tuple | None:
+        connection, compiled = self._connection()
+        if compiled is None:
+            return connection.execute(self.statement, params).first()
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(compiled.sql, compiled.arguments(params))
+            row = cursor.fetchone()
+            if compiled.results is None:
+                compiled.learn(cursor.description, connection.dialect)
+        finally:
+            cursor.close()
+        return None if row is None else compiled.shaped(row)
+
+    def all(self, params: dict[str, Any] | None = None) -> list[tuple]:
+        connection, compiled = self._connection()
+        if compiled is None:
+            return connection.execute(self.statement, params).all()
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(compiled.sql, compiled.arguments(params or {}))
+            rows = cursor.fetchall()
+            if compiled.results is None:
+                compiled.learn(cursor.description, connection.dialect)
+        finally:
+            cursor.close()
+        shaped = compiled.shaped
+        return [shaped(row) for row in rows]
+
+    def _connection(self):
         session = db.session()
         if session.autoflush:
             session.flush()
         connection = session.connection()
         if connection.dispatch.before_cursor_execute or connection.dispatch.after_cursor_execute:
-            row = connection.execute(self.statement, params).first()
-            return None if row is None else tuple(row)
-        compiled = self._compiled.get(connection.dialect.name) or self._compile(connection.dialect)
-        cursor = connection.connection.cursor()
-        try:
-            cursor.execute(compiled.sql, compiled.arguments(params))
-            row = cursor.fetchone()
-        finally:
-            cursor.close()
-        if row is None:
-            return None
-        values = list(row)
-        for index, process in compiled.results:
-            values[index] = process(values[index])
-        return tuple(values)
+            return connection, None
+        name = connection.dialect.name
+        compiled = self._compiled[name] if name in self._compiled else self._compile(connection.dialect)
+        return connection, compiled
 
-    def _compile(self, dialect: Dialect) -> _Compiled:
+    def _compile(self, dialect: Dialect) -> _Compiled | None:
         compiled = self.statement.compile(dialect=dialect)
-        if compiled.post_compile_params or compiled.literal_execute_params:
-            raise ValueError("DriverRead runs statements of plain bound parameters only")
-        names = compiled.positiontup if compiled.positional else list(compiled.binds)
-        entry = _Compiled(
-            sql=compiled.string,
-            positional=bool(compiled.positional),
-            binds=tuple(
-                (name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))
-                for name in names or ()
-            ),
-            results=tuple(
-                (index, process)
-                for index, column in enumerate(self.statement.selected_columns)
-                if (process := column.type.dialect_impl(dialect).result_processor(dialect, None)) is not None
-            ),
-        )
+        entry = None
+        if not (compiled.post_compile_params or compiled.literal_execute_params):
+            names = compiled.positiontup if compiled.positional else list(compiled.binds)
+            columns = self.statement.selected_columns
+            entry = _Compiled(
+                sql=compiled.string,
+                positional=bool(compiled.positional),
+                binds=tuple(
+                    (name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))
+                    for name in names or ()
+                ),
+                types=tuple(column.type.dialect_impl(dialect) for column in columns),
+                row=namedtuple(
+                    "Row", [column.key or f"_{i}" for i, column in enumerate(columns)], rename=True
+                ),
+            )
         self._compiled[dialect.name] = entry
         return entry
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Compiled:
     sql: str
     positional: bool  # qmark/format drivers take a tuple in the statement's order, others a mapping
     binds: tuple[tuple[str, Callable | None], ...]
-    results: tuple[tuple[int, Callable], ...]  # the columns whose values the types convert
+    types: tuple  # each column's type, as the dialect implements it
+    row: type  # a named tuple of the statement's columns
+    # The columns whose values the types convert, learnt at the first run: a type's conversion
+    # may depend on what the driver says it returns (PostgreSQL's numeric or float).
+    results: tuple[tuple[int, Callable], ...] | None = None
+
+    def learn(self, description, dialect: Dialect) -> None:
+        self.results = tuple(
+            (index, process)
+            for index, (kind, column) in enumerate(zip(self.types, description, strict=True))
+            if (process := kind.result_processor(dialect, column[1])) is not None
+        )
+
+    def shaped(self, row: tuple) -> tuple:
+        if not self.results:
+            return self.row._make(row)
+        values = list(row)
+        for index, process in self.results:
+            values[index] = process(values[index])
+        return self.row._make(values)
 
     def arguments(self, params: dict[str, Any]) -> tuple | dict:
         values = (

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from extensions import db
 from observability import ContextFilter, JsonFormatter
 from tests.factories import auth_headers, make_user
 
@@ -179,3 +180,41 @@ def test_an_unexpected_error_quotes_the_request_id(client, ctx, monkeypatch, pre
             "request_id": "rid-500",
         }
     assert "boom" not in answer.get_data(as_text=True)
+
+
+@pytest.mark.committing
+@pytest.mark.parametrize("ping_after_idle", [0.0, 3600.0])
+def test_a_pooled_connection_the_server_dropped_is_replaced_once_it_sat_idle(app, ping_after_idle):
+    """A pooled connection idle longer than ``DATABASE_PING_AFTER_IDLE`` is pinged before use
+    and replaced if the server dropped it; one used within that window goes out unchecked."""
+    from sqlalchemy import create_engine, text
+
+    from app import create_app
+
+    if not app.config["SQLALCHEMY_DATABASE_URI"].startswith("postgresql"):
+        pytest.skip("a server that drops a connection: PostgreSQL's pg_terminate_backend")
+    other = create_app(
+        {
+            "TESTING": True,
+            "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"],
+            "DATABASE_PING_AFTER_IDLE": ping_after_idle,
+        }
+    )
+    client = other.test_client()
+    assert client.get("/health/ready").get_json()["database"] == "ok"
+    with other.app_context():
+        with db.engine.connect() as conn:  # the one connection the pool holds, the request's
+            backend = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        admin = create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
+        with admin.begin() as conn:
+            assert conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": backend}).scalar_one()
+        admin.dispose()
+        after = client.get("/health/ready")
+        if ping_after_idle == 0:
+            assert after.status_code == 200 and after.get_json()["database"] == "ok"
+        else:
+            # Used a moment ago, so not pinged: the request meets the dropped connection, which
+            # is then replaced for the next one.
+            assert after.status_code == 503 and after.get_json()["database"] == "unavailable"
+            assert client.get("/health/ready").get_json()["database"] == "ok"
+        db.engine.dispose()

@@ -18,6 +18,7 @@ from extensions import db
 from models.auth import User
 from models.tracker import MANAGER_ROLES, WRITER_ROLES, Membership, Organization, Project, Workspace
 from services.errors import ForbiddenError, NotFoundError
+from services.rows import DriverRead
 
 READ, WRITE, MANAGE = "read", "write", "manage"
 _ALLOWED = {READ: None, WRITE: WRITER_ROLES, MANAGE: MANAGER_ROLES}
@@ -135,9 +136,12 @@ def _located(statement, user: User, slug: str, project_id: uuid.UUID):
     """The row of ``statement`` (workspace by slug, the caller's role, the project) or 404."""
     found = None
     if "\x00" not in slug:
-        found = db.session.execute(
-            statement, {"user_id": user.id, "project_id": project_id, "slug": slug}
-        ).first()
+        params = {"user_id": user.id, "project_id": project_id, "slug": slug}
+        found = (
+            statement.first(params)
+            if isinstance(statement, DriverRead)
+            else db.session.execute(statement, params).first()
+        )
     if found is None:
         raise NotFoundError("Workspace not found", reason="workspace_not_found")
     return found
@@ -162,7 +166,7 @@ def locate_project(
 
 # ``locate_project``'s statement with only the columns the issue reads use, as plain columns:
 # loading three ORM objects (every column of each) cost the hot reads more than their rows.
-_PROJECT_BRIEF = (
+_PROJECT_BRIEF = DriverRead(
     select(
         Project.__table__.c.id,
         Project.__table__.c.key,

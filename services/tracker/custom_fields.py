@@ -31,7 +31,7 @@ from models.tracker_fields import MAX_SLUG_LENGTH, SELECT_TYPES, CustomField, Cu
 from schemas.fields import CONTROL
 from services import unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
-from services.rows import read_columns
+from services.rows import DriverRead
 from services.tracker import activity, plans
 from services.tracker.access import MANAGE, READ, OrganizationBrief, ProjectBrief, project_access
 
@@ -429,7 +429,9 @@ def _fields_and_values(dialect: str):
 
 
 # Built once, at import: every issue read runs it, and building it cost about as much as running it.
-_FIELDS_AND_VALUES = {dialect: _fields_and_values(dialect) for dialect in ("postgresql", "sqlite")}
+_FIELDS_AND_VALUES = {
+    dialect: DriverRead(_fields_and_values(dialect)) for dialect in ("postgresql", "sqlite")
+}
 
 
 def values_of(
@@ -439,13 +441,12 @@ def values_of(
     project by slug, ``None`` when unset; ``{}`` when the plan lacks the feature. One query."""
     if not issues or organization is None or not enabled(organization):
         return {issue_id: {} for issue_id, _ in issues}
-    rows = read_columns(
-        _FIELDS_AND_VALUES[db.session.get_bind().dialect.name],
+    rows = _FIELDS_AND_VALUES[db.session.get_bind().dialect.name].all(
         {
             "issue_ids": [issue_id for issue_id, _ in issues],
             "project_ids": list({project_id for _, project_id in issues}),
-        },
-    ).all()
+        }
+    )
     fields: dict[uuid.UUID, Any] = {}
     held: dict[tuple[uuid.UUID, uuid.UUID], list[Any]] = {}
     for row in rows:

@@ -21,7 +21,7 @@ from extensions import db
 from models.auth import User
 from models.tracker import PRIORITIES, Issue, IssueLabel, IssueRelation, Label, Project, Status
 from services.errors import NotFoundError
-from services.rows import read_columns
+from services.rows import DriverRead, read_columns
 from services.text import contains_pattern
 from services.tracker import custom_fields, issue_counts, search
 from services.tracker.access import READ, Access, ProjectBrief, project_brief_access
@@ -274,7 +274,7 @@ def _page_statement(used: tuple[str, ...], words: int, order_by: str, order: str
         .offset(bindparam("offset", type_=Integer))
         .subquery()
     )
-    return _ROW_QUERY.join(page, page.c.id == Issue.id).order_by(*ordering, Label.name)
+    return DriverRead(_ROW_QUERY.join(page, page.c.id == Issue.id).order_by(*ordering, Label.name))
 
 
 def _page_params(plan: _ListPlan, filters: dict) -> dict:
@@ -366,8 +366,10 @@ _ROW_QUERY = _row_query()
 # One issue alone: its labels and its sub-issues (counted by reading them) come with its
 # relations. Planned for its values on every run, the page's statement (six relations and a
 # subquery) took three times as long to plan as this one.
-_ISSUE_BY_NUMBER = _with_people(select(*_issue_columns())).where(
-    Issue.project_id == bindparam("project_id"), Issue.number == bindparam("number")
+_ISSUE_BY_NUMBER = DriverRead(
+    _with_people(select(*_issue_columns())).where(
+        Issue.project_id == bindparam("project_id"), Issue.number == bindparam("number")
+    )
 )
 
 _RELATION, _CHILD, _LABEL = 0, 1, 2
@@ -420,7 +422,7 @@ def _relations_children_and_labels():
     return select(every).order_by(every.c.kind, every.c.created_at, every.c.number, every.c.title)
 
 
-_DETAILS = _relations_children_and_labels()
+_DETAILS = DriverRead(_relations_children_and_labels())
 
 
 def _issue_row(prefix: str, r, children_count: int) -> IssueRow:
@@ -451,7 +453,7 @@ def _issue_rows(project: ProjectBrief, query, params: dict | None = None) -> lis
     """Rows of ``_ROW_QUERY`` as issues; an issue's label rows (ordered by name) join its labels."""
     prefix = f"{project.key}-"
     issues: dict[uuid.UUID, IssueRow] = {}
-    for r in read_columns(query, params).all():
+    for r in query.all(params) if isinstance(query, DriverRead) else read_columns(query, params).all():
         row = issues.get(r[0])
         if row is None:
             row = issues[r[0]] = _issue_row(prefix, r, r[23])
@@ -474,15 +476,13 @@ def get_issue_row(user: User, slug: str, project_id: uuid.UUID, key: str) -> Iss
     match = KEY.match(key)
     if match is None or match.group(1).upper() != project.key or int(match.group(2)) > MAX_NUMBER:
         raise NotFoundError("Issue not found", reason="issue_not_found")
-    found = read_columns(_ISSUE_BY_NUMBER, {"project_id": project.id, "number": int(match.group(2))}).first()
+    found = _ISSUE_BY_NUMBER.first({"project_id": project.id, "number": int(match.group(2))})
     if found is None:
         raise NotFoundError("Issue not found", reason="issue_not_found")
     prefix = f"{project.key}-"
     row = _issue_row(prefix, found, 0)
     _fill([row], access)
-    for kind, rid, rtype, other, number, title, other_key, _at in read_columns(
-        _DETAILS, {"issue_id": row.id}
-    ).all():
+    for kind, rid, rtype, other, number, title, other_key, _at in _DETAILS.all({"issue_id": row.id}):
         if kind == _RELATION:
             row.relations.append(RelationRow(rid, rtype, IssueBrief(other, f"{other_key}-{number}", title)))
         elif kind == _CHILD:

@@ -107,6 +107,26 @@ def test_me_requires_a_valid_bearer_token(client, ctx):
     )
 
 
+def test_a_token_is_read_only_in_base64url_with_its_padding_rules(client, ctx):
+    token = login(client, make_user())["accessToken"]
+    signature = token.rsplit(".", 1)[1]
+    assert len(signature) % 4 == 3, "an HS256 signature: 43 characters"
+    # Padding some issuers add is accepted where it completes the segment to a multiple of four.
+    assert client.get(ME, headers=bearer(token + "=")).status_code == 200
+    for altered in (
+        token + "==",  # padding beyond a multiple of four
+        # Outside the alphabet, where a lenient base64 decoder would skip it and still find the
+        # signature's bytes.
+        token[: -len(signature)] + signature[:20] + "!!!!" + signature[20:],
+        token.replace("-", "+").replace("_", "/") if ("-" in token or "_" in token) else token + "+",
+        token[:-2],  # a length that leaves one character over (41 % 4 == 1)
+        token[:-1] + ("A" if token[-1] != "A" else "B"),  # in the alphabet, but not the signature
+    ):
+        response = client.get(ME, headers=bearer(altered))
+        assert response.status_code == 401, altered
+        assert response.get_json() == {"detail": "Não autenticado"}, altered
+
+
 def test_expired_access_token_says_so(client, ctx):
     user = make_user()
     expired = create_access_token(identity=str(user.id), expires_delta=timedelta(seconds=-5))
