@@ -29,7 +29,11 @@ swapping every round) for ``--duration`` seconds each with ``wrk``
 Python client when wrk is missing, and prints each endpoint's requests/s
 (min/median/max over the rounds) on both, the ratio of the medians,
 the target (0.6 of the bare app; 0.9 for ``/health``) and whether it is met,
-with ``uptime`` before and after.
+with ``uptime`` before and after. Each window also reads from ``/proc`` the CPU
+the loaded server's gunicorn processes and the bench database's PostgreSQL
+backends spent, printed per answer as it goes and as a second table (min/median/
+max and the ratio, bare over app): where the time goes, and a ratio less tied to
+the machine's other load than requests/s.
 
 ``--app-root DIR`` serves the app from another checkout, a git worktree of an
 earlier commit for instance (``git worktree add --detach ../before COMMIT``),
