@@ -24,8 +24,11 @@ same for the batch the engine makes when in transit is ignored.
 Usage::
 
     .venv/bin/python benchmarks/simulate_engine.py [--seeds 5] [--shape 10x20] [--scale] [--no-oracle]
-        [--true-rates] [--first-seed 1000]
+        [--true-rates] [--first-seed 1000] [--ganho-minimo 150]
 
+``--ganho-minimo`` sets the engine's rule of that name (what each moved unit must add, in
+thousandths of an expected unit sold) in both rule sets; the oracle and the measures know
+no such bar: every unit that nets more than nothing counts.
 ``--true-rates`` hands the engine the true daily rates instead of its own estimate: what
 is left of the gap to the oracle is the planning's, the rest the estimate's.
 """
@@ -56,9 +59,9 @@ from services.stock.engine import (
     recommend,
     shipment_cost,
 )
-from services.stock.engine_contract import EngineInput, EngineOutput, EngineRules
+from services.stock.engine_contract import MIN_GAIN_PER_UNIT, EngineInput, EngineOutput, EngineRules
 from services.stock.engine_demand import estimate_demand
-from services.stock.engine_plan import MIN_LOT_GAIN, MIN_UNIT_GAIN, cell_values
+from services.stock.engine_plan import cell_values
 
 HISTORY_DAYS = 30
 RECENT_DAYS = 7
@@ -315,7 +318,7 @@ def covered_cells(world: World) -> np.ndarray:
     is below the engine's bar. A unit sent there re-sends what is already on its way."""
     cells = cell_values(world.inputs, world.rules, estimate_demand(world.inputs))
     first = cells.alive * prob_at_least(cells.held + 1, cells.mu, cells.dispersion) + cells.uplift
-    return (world.in_transit > 0) & (first < min(MIN_UNIT_GAIN, MIN_LOT_GAIN))
+    return (world.in_transit > 0) & (first < world.rules.ganho_minimo)
 
 
 def transit_figures(world: World, out: EngineOutput) -> tuple[int, int]:
@@ -685,11 +688,21 @@ def measure(world: World, out: EngineOutput, seconds: float, again: EngineOutput
 
 
 def run_case(
-    shape: Shape, seed: int, variant: int, *, with_oracle: bool = True, true_rates: bool = False
+    shape: Shape,
+    seed: int,
+    variant: int,
+    *,
+    with_oracle: bool = True,
+    true_rates: bool = False,
+    ganho_minimo: float | None = None,
 ) -> list[dict]:
     """Both weeks of one network: a row per batch. ``true_rates`` hands the engine the true
-    daily rates instead of its estimate: what is left of the gap is the planning's."""
+    daily rates instead of its estimate: what is left of the gap is the planning's.
+    ``ganho_minimo`` replaces the engine's bar (the rule's default) in both rule sets; the
+    oracle and the measures know no bar."""
     world = build_world(shape, seed, variant=variant)
+    if ganho_minimo is not None:
+        world.rules = replace(world.rules, ganho_minimo=ganho_minimo)
     rows = []
     for week in (1, 2):
         rate = {"daily_rate": world.truth.rate} if true_rates else {}
@@ -832,11 +845,18 @@ def main(argv: list[str] | None = None) -> int:
         help="hand the engine the true daily rates (the planning's share of the gap)",
     )
     parser.add_argument("--first-seed", type=int, default=1000, help="first seed (the others follow it)")
+    parser.add_argument(
+        "--ganho-minimo",
+        type=int,
+        help="the rule ganhoMinimo in thousandths (default: the rule's default) for both rule sets",
+    )
     args = parser.parse_args(argv)
+    bar = args.ganho_minimo if args.ganho_minimo is not None else round(MIN_GAIN_PER_UNIT * 1000)
     print(
         f"Horizon {HORIZON} days, history {HISTORY_DAYS} days, two weeks per network. Rules A: min 3, max 15, "
         "CD first, campaign lock, shipment 0.3 + 0.001/km units; rules B: min 2, max 10, no CD preference, "
-        "no campaign lock, blocked stores and a brand, shipment 1.0 + 0.002/km units. Load average "
+        f"no campaign lock, blocked stores and a brand, shipment 1.0 + 0.002/km units; both ganhoMinimo {bar}. "
+        "Load average "
         f"{os.getloadavg()[0]:.1f}."
     )
     rows = []
@@ -849,6 +869,7 @@ def main(argv: list[str] | None = None) -> int:
                     variant,
                     with_oracle=not args.no_oracle,
                     true_rates=args.true_rates,
+                    ganho_minimo=bar / 1000,
                 )
     print_table(rows)
     ok = summary(rows)

@@ -129,6 +129,8 @@ class RegrasRemanejamento(db.Model):
     # thousandths of an expected unit sold per shipment and per km (services.stock.rules)
     custo_envio: Mapped[int] = mapped_column(Integer, default=300, server_default="300")
     custo_km: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    # thousandths of an expected unit sold each moved unit must add (services.stock.rules)
+    ganho_minimo: Mapped[int] = mapped_column(Integer, default=150, server_default="150")
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, onupdate=utcnow)
     updated_by_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True

@@ -618,6 +618,7 @@ def _rules_form(**changes) -> dict:
         "bloqueioCampanha": "on",
         "custoEnvio": "300",
         "custoKm": "1",
+        "ganhoMinimo": "150",
     }
     form.update(changes)
     return {k: v for k, v in form.items() if v is not None}

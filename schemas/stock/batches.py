@@ -345,8 +345,8 @@ class RegrasPayload(StockSchema):
         metadata={
             "description": "Cost of one shipment (one origin -> destination route in a batch, shared by "
             "every item it carries), in thousandths of an expected unit sold: 300 means a trip must add "
-            "0.3 units sold over 14 days, beyond the 0.15 per unit moved every transfer must add, to be "
-            "worth making. 0 = shipments are free."
+            "0.3 units sold over 14 days, beyond the ganhoMinimo per unit moved every transfer must add, to "
+            "be worth making. 0 = shipments are free."
         },
     )
     custo_km = _rule(
@@ -354,6 +354,16 @@ class RegrasPayload(StockSchema):
         metadata={
             "description": "Cost per km of a shipment, in thousandths of an expected unit sold: 1 means a "
             "500 km trip costs 0.5 units sold more than custoEnvio. 0 = distance costs nothing."
+        },
+    )
+    ganho_minimo = _rule(
+        "ganhoMinimo",
+        metadata={
+            "description": "What each unit moved must add, in thousandths of an expected unit sold over "
+            "14 days, net of what its origin loses by giving it and of its share of the trip; a minimum "
+            "lot (qtdMinima) ships when its units add this much on average. 150 means about one more "
+            "sale for every 7 units moved. Lower moves more units for smaller gains (more transfers to "
+            "approve, pick and receive); higher keeps only the surest moves."
         },
     )
 

@@ -36,8 +36,6 @@ from services.stock.engine_demand import (
     prob_at_least,
 )
 from services.stock.engine_plan import (
-    MIN_LOT_GAIN,
-    MIN_UNIT_GAIN,
     CellValues,
     cd_keep_value,
     cell_values,
@@ -348,16 +346,14 @@ def recommend(
     daily_rate: np.ndarray | None = None,
     demand: Demand | None = None,
     unit_budget: int | None = None,
-    min_unit_gain: float = MIN_UNIT_GAIN,
-    min_lot_gain: float = MIN_LOT_GAIN,
 ) -> EngineOutput:
     """One batch of transfer recommendations for the snapshot in ``inputs``.
 
     ``daily_rate`` replaces the demand estimate (the simulator's oracle passes
     the true rates), ``demand`` gives the estimate already made (a partition of a
     batch computed apart from the network it was estimated on), ``unit_budget`` caps the units moved (the best units of
-    the whole network are kept), ``min_unit_gain`` is the net expected gain a
-    moved unit must bring and ``min_lot_gain`` the average one of a minimum lot.
+    the whole network are kept). ``rules.ganho_minimo`` is the net expected gain a moved
+    unit must bring, and a minimum lot on average.
     """
     # Long on purpose: the pipeline (estimate, plan, score, justify) shares its arrays;
     # each step is a function of its own, this one only threads them.
@@ -378,8 +374,6 @@ def recommend(
         rules,
         demand,
         dist,
-        min_gain=float(min_unit_gain),
-        lot_gain=float(min_lot_gain),
         unit_budget=unit_budget,
         cells=cells,
     )

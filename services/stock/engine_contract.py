@@ -18,6 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# What a moved unit must add, net of what its origin loses and of its share of the trip, in
+# expected units sold over the horizon; a minimum lot ships when its units add this much on
+# average. The rule ``ganhoMinimo`` sets it (in thousandths: ``services.stock.rules``).
+MIN_GAIN_PER_UNIT = 0.15
+
 
 @dataclass(frozen=True)
 class EngineRules:
@@ -33,6 +38,7 @@ class EngineRules:
     # destination route in a batch, shared by every item on it) costs custo_envio + custo_km x km.
     custo_envio: float = 0.0
     custo_km: float = 0.0
+    ganho_minimo: float = MIN_GAIN_PER_UNIT
 
 
 @dataclass

@@ -41,12 +41,6 @@ from services.stock.engine_routing import (
 )
 from services.stock.engine_topup import top_up
 
-# A unit is moved only when it adds at least this many expected units sold
-# over the horizon, net of what the origin loses and of its share of the trip.
-MIN_UNIT_GAIN = 0.15
-# A minimum lot (qtd_minima units to one destination) ships when its units
-# add, on average, at least this much.
-MIN_LOT_GAIN = 0.15
 # An origin keeps its expected horizon demand plus this many standard
 # deviations (Poisson: sqrt of the mean), whichever of the estimated and the
 # observed rate is higher.
@@ -173,28 +167,26 @@ def plan(
     demand: Demand,
     dist: np.ndarray,
     *,
-    min_gain: float = MIN_UNIT_GAIN,
-    lot_gain: float = MIN_LOT_GAIN,
     unit_budget: int | None = None,
     cells: CellValues | None = None,
 ) -> Plan:
     """The batch's shipments (origin, destination, item, quantity).
 
-    ``cells`` is ``cell_values(inputs, rules, demand)`` when the caller already has it."""
+    ``cells`` is ``cell_values(inputs, rules, demand)`` when the caller already has it. Each unit
+    moved adds at least ``rules.ganho_minimo`` (the bar), and so does a minimum lot on average."""
     n_nodes, n_items = np.asarray(inputs.stock).shape
     qmin = max(int(rules.qtd_minima), 1)
     qmax = int(rules.qtd_maxima)
     if qmax < qmin or n_nodes == 0 or n_items == 0:
         return Plan.empty()
     cells = cells if cells is not None else cell_values(inputs, rules, demand)
+    min_gain = float(rules.ganho_minimo)
     held, mu, alive, uplift, phi = cells.held, cells.mu, cells.alive, cells.uplift, cells.dispersion
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     dest_ok, avail = eligibility(inputs, rules, mu * alive)
     # qtdMaxima bounds each shipment, not a destination's need: a cell short of more
     # than one lot is served by several origins, one lot each
-    dest = _destination_units(
-        held, mu, phi, alive, uplift, dest_ok, qmin, qmax * ROUTING_PASSES, min_gain, lot_gain
-    )
+    dest = _destination_units(held, mu, phi, alive, uplift, dest_ok, qmin, qmax * ROUTING_PASSES, min_gain)
     if dest is None:
         return Plan.empty()
     avail[dest.node, dest.item] = 0  # a node never gives an item it receives: no circles
@@ -225,7 +217,6 @@ def _destination_units(
     qmin: int,
     q_cap: int,
     min_gain: float,
-    lot_gain: float,
 ) -> Destinations | None:
     """Each candidate destination's units worth receiving (at most ``q_cap``), valued; the first
     qmin at their mean."""
@@ -236,7 +227,7 @@ def _destination_units(
     del d_phi
     first_gain = np.zeros(mu.shape)
     first_gain[dest_ok] = alive[dest_ok] * next_unit[dest_ok] + uplift[dest_ok]
-    dest_cand = dest_ok & (first_gain >= min(min_gain, lot_gain)) & (first_gain > 0)
+    dest_cand = dest_ok & (first_gain >= min_gain) & (first_gain > 0)
     dk, dn = (a.astype(np.int32) for a in np.nonzero(dest_cand.T))  # ordered by item, then node
     del dest_cand
     if dk.shape[0] == 0:
@@ -256,12 +247,9 @@ def _destination_units(
         tail = np.maximum(tail - pmf, 0.0)
         pmf = pmf * pmf_step(ds + j, dmu, dphi) / (ds + j + 1)
     block /= qmin
-    # A minimum lot passes when its average reaches lot_gain: its units get a
-    # bonus that brings that bar to min_gain, the bar of the units beyond it.
-    bonus = max(min_gain - lot_gain, 0.0)
     # The qmin units of a lot share one value: each lot is one entry until the sort (below).
     unit_cell = [np.arange(dk.shape[0], dtype=np.int32)]
-    unit_value = [block + bonus]
+    unit_value = [block]
     active = np.arange(dk.shape[0], dtype=np.int32)
     for j in range(qmin + 1, q_cap + 1):
         value = dal[active] * tail  # tail is P(D >= s + j) here

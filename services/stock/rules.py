@@ -22,7 +22,7 @@ from services import unique
 from services.clock import today
 from services.errors import FieldError, ValidationFailed
 from services.stock.access import ensure_stock_access
-from services.stock.engine_contract import EngineRules
+from services.stock.engine_contract import MIN_GAIN_PER_UNIT, EngineRules
 from services.stock.recommendations import newest_lote
 
 RULES_ID = 1
@@ -67,8 +67,11 @@ RULE_FIELDS: tuple[RuleField, ...] = (
     # custoEnvio + custoKm x km. The defaults keep long trips of small lots out.
     RuleField("custoEnvio", "custo_envio", 300, minimum=0, maximum=100_000),
     RuleField("custoKm", "custo_km", 1, minimum=0, maximum=10_000),
+    # What each moved unit must add (net of its origin's loss and its share of the trip), in the
+    # same thousandths: below 10 the batch fills with units that add next to nothing.
+    RuleField("ganhoMinimo", "ganho_minimo", round(MIN_GAIN_PER_UNIT * 1000), minimum=10, maximum=1_000),
 )
-# What one unit of custoEnvio and custoKm is worth, in expected units sold.
+# What one unit of custoEnvio, custoKm and ganhoMinimo is worth, in expected units sold.
 COST_SCALE = 1000
 RULES: dict[str, RuleField] = {rule.name: rule for rule in RULE_FIELDS}
 _BY_COLUMN: dict[str, RuleField] = {rule.column: rule for rule in RULE_FIELDS}
@@ -112,6 +115,7 @@ def engine_rules(rules: RegrasRemanejamento) -> EngineRules:
         bloqueio_campanha=rules.bloqueio_campanha,
         custo_envio=rules.custo_envio / COST_SCALE,
         custo_km=rules.custo_km / COST_SCALE,
+        ganho_minimo=rules.ganho_minimo / COST_SCALE,
     )
 
 
@@ -134,6 +138,7 @@ class NovasRegras:
     marcas_bloqueadas: list[str]
     custo_envio: int = _BY_COLUMN["custo_envio"].default
     custo_km: int = _BY_COLUMN["custo_km"].default
+    ganho_minimo: int = _BY_COLUMN["ganho_minimo"].default
 
 
 def update_rules(novas: NovasRegras, user: User) -> RegrasRemanejamento:

@@ -36,6 +36,7 @@ DEFAULTS = {
     "marcasBloqueadas": [],
     "custoEnvio": 300,
     "custoKm": 1,
+    "ganhoMinimo": 150,
 }
 
 
@@ -108,6 +109,11 @@ def test_only_admin_changes_rules_and_cadence(client, ctx, planner):
         ({"custoKm": -1}, ["body", "custoKm"]),
         ({"custoKm": 10_001}, ["body", "custoKm"]),
         ({"custoKm": None}, ["body", "custoKm"]),
+        ({"ganhoMinimo": 9}, ["body", "ganhoMinimo"]),
+        ({"ganhoMinimo": 1_001}, ["body", "ganhoMinimo"]),
+        ({"ganhoMinimo": 0.15}, ["body", "ganhoMinimo"]),
+        ({"ganhoMinimo": "150"}, ["body", "ganhoMinimo"]),
+        ({"ganhoMinimo": None}, ["body", "ganhoMinimo"]),
     ],
 )
 def test_invalid_rules_are_422_pointing_at_the_field(client, admin, body, loc):
@@ -298,3 +304,33 @@ def test_shipping_costs_keep_trips_that_do_not_pay_out_of_the_batch(client, runn
     put_rules(client, admin)
     generate(runner)
     assert len(batch_recs(client, admin)) == 1
+
+
+def test_the_minimum_gain_per_unit_decides_how_many_units_travel(client, runner, admin):
+    """A store out of a size it sells every third day, a CD with plenty: each further unit sent
+    is less likely to sell within 14 days. ``ganhoMinimo`` is where the lot stops: every unit
+    sent adds at least that much; a lower bar sends more units, and no lot can clear a bar of a
+    whole sale per unit."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.32, lng=-46.82)
+    loja = make_loja(nome="Loja Lenta", lat=-23.55, lng=-46.63)
+    produto = make_produto(tamanhos=("38",))
+    set_stock(cd, produto, **{"38": 100})
+    set_stock(loja, produto, **{"38": 0})
+    add_sales(loja, produto, "38", [0, 0, 1] * 10, end=ON)
+
+    def sent(ganho_minimo: int) -> tuple[int, float]:
+        assert put_rules(client, admin, custoEnvio=0, custoKm=0, ganhoMinimo=ganho_minimo)["ganhoMinimo"] == (
+            ganho_minimo
+        )
+        generate(runner)
+        recs = batch_recs(client, admin)
+        assert all(r["origemId"] == str(cd.id) and r["lojaDestinoId"] == str(loja.id) for r in recs)
+        return sum(r["quantidade"] for r in recs), sum(r["vendaExtraEsperada"] for r in recs)
+
+    units, gain = sent(150)
+    assert 3 <= units < 15 and gain >= 0.15 * units
+    fewer, fewer_gain = sent(400)
+    assert 3 <= fewer < units and fewer_gain >= 0.4 * fewer
+    more, _ = sent(30)
+    assert more > units
+    assert sent(1_000) == (0, 0)
