@@ -21,7 +21,7 @@ from tests.factories import (
     set_stock,
 )
 from tests.stock.test_batches import ON, generate
-from tests.stock.test_rules import batch_recs, put_rules
+from tests.stock.test_rules import batch_recs, put_rules, slow_seller_out_of_stock
 
 
 @pytest.fixture
@@ -79,12 +79,7 @@ def test_a_trip_that_carries_several_items_beats_one_trip_per_item(client, runne
 def test_a_trip_must_leave_the_per_unit_bar_on_each_unit_it_carries(client, runner, admin):
     """A lot that pays its trip but leaves less than 0.15 expected units sold per unit moved
     once the trip is paid does not travel; with the trip cheaper by that margin it does."""
-    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
-    loja = make_loja(nome="Loja Lenta", lat=-23.55, lng=-46.63)
-    produto = make_produto(tamanhos=("38",))
-    set_stock(cd, produto, **{"38": 100})
-    set_stock(loja, produto, **{"38": 0})
-    add_sales(loja, produto, "38", [0, 0, 1] * 10, end=ON)
+    cd, _loja = slow_seller_out_of_stock()
     put_rules(client, admin, custoEnvio=0, custoKm=0)
     generate(runner)
     recs = batch_recs(client, admin)

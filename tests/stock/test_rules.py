@@ -306,17 +306,22 @@ def test_shipping_costs_keep_trips_that_do_not_pay_out_of_the_batch(client, runn
     assert len(batch_recs(client, admin)) == 1
 
 
-def test_the_minimum_gain_per_unit_decides_how_many_units_travel(client, runner, admin):
-    """A store out of a size it sells every third day, a CD with plenty: each further unit sent
-    is less likely to sell within 14 days. ``ganhoMinimo`` is where the lot stops: every unit
-    sent adds at least that much; a lower bar sends more units, and no lot can clear a bar of a
-    whole sale per unit."""
-    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.32, lng=-46.82)
+def slow_seller_out_of_stock():
+    """Loja Lenta, out of the size 38 it sells every third day, and a CD 30 km away with 100 of them."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
     loja = make_loja(nome="Loja Lenta", lat=-23.55, lng=-46.63)
     produto = make_produto(tamanhos=("38",))
     set_stock(cd, produto, **{"38": 100})
     set_stock(loja, produto, **{"38": 0})
     add_sales(loja, produto, "38", [0, 0, 1] * 10, end=ON)
+    return cd, loja
+
+
+def test_the_minimum_gain_per_unit_decides_how_many_units_travel(client, runner, admin):
+    """Each further unit sent to a slow seller is less likely to sell within 14 days.
+    ``ganhoMinimo`` is where the lot stops: every unit sent adds at least that much; a lower bar
+    sends more units, and no lot can clear a bar of a whole sale per unit."""
+    cd, loja = slow_seller_out_of_stock()
 
     def sent(ganho_minimo: int) -> tuple[int, float]:
         assert put_rules(client, admin, custoEnvio=0, custoKm=0, ganhoMinimo=ganho_minimo)["ganhoMinimo"] == (
