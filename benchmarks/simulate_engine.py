@@ -24,13 +24,16 @@ same for the batch the engine makes when in transit is ignored.
 Usage::
 
     .venv/bin/python benchmarks/simulate_engine.py [--seeds 5] [--shape 10x20] [--scale] [--no-oracle]
-        [--true-rates] [--first-seed 1000] [--ganho-minimo 150]
+        [--true-rates | --informed-rates {demand,sales}] [--first-seed 1000] [--ganho-minimo 150]
 
 ``--ganho-minimo`` sets the engine's rule of that name (what each moved unit must add, in
 thousandths of an expected unit sold) in both rule sets; the oracle and the measures know
 no such bar: every unit that nets more than nothing counts.
 ``--true-rates`` hands the engine the true daily rates instead of its own estimate: what
 is left of the gap to the oracle is the planning's, the rest the estimate's.
+``--informed-rates`` hands it the exact posterior of each rate under the simulator's own
+prior, from the window's demand uncapped by stock (``demand``) or from its sales
+(``sales``): what 30 days of data can tell at best (``simulate_informed.py``).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.simulate_informed import informed_demand
 from services.stock.engine import (
     ALTA_MAX_DAYS,
     DAYS_CAP,
@@ -72,6 +76,8 @@ BROKEN_RUN = 0.3
 KEY_SIZES = 2
 # Probability that a store's customers never buy a size, by distance from the grid's middle.
 DEAD_SIZE = {0: 0.03, 1: 0.10, 2: 0.30, 3: 0.40}
+# Spread (log scale) of a store x product's demand around its store's and product's levels.
+INTERACTION_SIGMA = 0.35
 ORACLE_TIME_LIMIT = 15.0
 ORACLE_ORIGINS_PER_DEST = 5
 
@@ -103,6 +109,16 @@ class Truth:
     stock: np.ndarray  # (N, K) stock at the end of the simulated days
     daily_sales: list[np.ndarray]  # one (N, K) int16 array per simulated day
     rng: np.random.Generator
+    # For ``--informed-rates`` only (``simulate_informed.py``): each cell's rate before the store x
+    # product interaction, every size live; each item's chance that a store's customers never buy
+    # it; and, day by day, the demand (not capped by the stock), the stock before the day's sales
+    # and the demand's multiplier on the rate before the campaign (the lift from day 23, the
+    # broken-run effect)
+    prior_rate: np.ndarray | None = None
+    dead_p: np.ndarray | None = None
+    daily_demand: list[np.ndarray] | None = None
+    daily_stock: list[np.ndarray] | None = None
+    daily_exposure: list[np.ndarray] | None = None
 
 
 @dataclass
@@ -136,6 +152,11 @@ def _play_days(truth: Truth, inputs: EngineInput, days: int, first_day: int, res
         rate = truth.rate if day >= HISTORY_DAYS - RECENT_DAYS else truth.base_rate
         factor = _run_factor(truth.stock, truth.key_live, ip, n_products)
         demand = rng.poisson(rate * factor)
+        if truth.daily_demand is not None:
+            lift = truth.lift if day >= HISTORY_DAYS - RECENT_DAYS else 1.0
+            truth.daily_demand.append(demand.astype(np.int32))
+            truth.daily_stock.append(truth.stock.astype(np.int32))
+            truth.daily_exposure.append((lift * factor).astype(np.float32))
         sold = np.minimum(demand, truth.stock)
         truth.stock -= sold
         truth.daily_sales.append(sold.astype(np.int16))
@@ -163,8 +184,9 @@ def _snapshot(truth: Truth, inputs: EngineInput, in_transit: np.ndarray | None) 
     )
 
 
-def build_world(shape: Shape, seed: int, *, variant: int = 0) -> World:
-    """Week 1 of a network with known demand. ``variant`` changes the rules and blocks."""
+def build_world(shape: Shape, seed: int, *, variant: int = 0, record_demand: bool = False) -> World:
+    """Week 1 of a network with known demand. ``variant`` changes the rules and blocks;
+    ``record_demand`` keeps what ``--informed-rates`` reads (``Truth``)."""
     rng = np.random.default_rng(seed)
     n_nodes = shape.stores + shape.cds
     is_cd = np.zeros(n_nodes, dtype=bool)
@@ -212,7 +234,7 @@ def build_world(shape: Shape, seed: int, *, variant: int = 0) -> World:
 
     store_level = rng.lognormal(0.0, 0.45, n_nodes)
     product_level = rng.lognormal(-0.2, 0.7, shape.products)
-    interaction = rng.lognormal(-0.5 * 0.35**2, 0.35, (n_nodes, shape.products))
+    interaction = rng.lognormal(-0.5 * INTERACTION_SIGMA**2, INTERACTION_SIGMA, (n_nodes, shape.products))
     carried = rng.random((n_nodes, shape.products)) < 0.8
     base = 0.7  # units/day of an average product at an average store, all sizes
     rate_np = base * store_level[:, None] * product_level[None, :] * interaction * carried
@@ -293,6 +315,17 @@ def build_world(shape: Shape, seed: int, *, variant: int = 0) -> World:
         daily_sales=[],
         rng=rng,
     )
+    if record_demand:
+        # every size live, the interaction at its mean (1): what the informed estimate starts from
+        live_share = curve[None, :] * np.exp(skew[:, None] * (pos - mid)[None, :])
+        live_sum = np.zeros((n_nodes, shape.products))
+        np.add.at(live_sum.T, item_product, live_share.T)
+        live_share = live_share / np.maximum(live_sum[:, item_product], 1e-12)
+        level = base * store_level[:, None] * product_level[None, :] * carried
+        level[is_cd] = 0.0
+        truth.prior_rate = level[:, item_product] * live_share
+        truth.dead_p = dead_p
+        truth.daily_demand, truth.daily_stock, truth.daily_exposure = [], [], []
     _play_days(truth, inputs, HISTORY_DAYS, 0, restock_day=HISTORY_DAYS // 2)
     none = np.zeros(stock.shape, dtype=np.int64)
     return World(_snapshot(truth, inputs, None), rules, truth, 1, none)
@@ -694,18 +727,23 @@ def run_case(
     *,
     with_oracle: bool = True,
     true_rates: bool = False,
+    informed_rates: str | None = None,
     ganho_minimo: float | None = None,
 ) -> list[dict]:
     """Both weeks of one network: a row per batch. ``true_rates`` hands the engine the true
-    daily rates instead of its estimate: what is left of the gap is the planning's.
+    daily rates instead of its estimate: what is left of the gap is the planning's;
+    ``informed_rates`` (``demand`` or ``sales``) hands it the best estimate 30 days of either allow
+    (``simulate_informed``).
     ``ganho_minimo`` replaces the engine's bar (the rule's default) in both rule sets; the
     oracle and the measures know no bar."""
-    world = build_world(shape, seed, variant=variant)
+    world = build_world(shape, seed, variant=variant, record_demand=informed_rates is not None)
     if ganho_minimo is not None:
         world.rules = replace(world.rules, ganho_minimo=ganho_minimo)
     rows = []
     for week in (1, 2):
         rate = {"daily_rate": world.truth.rate} if true_rates else {}
+        if informed_rates:
+            rate = {"demand": _informed(world, informed_rates)}
         t0 = time.perf_counter()
         out = recommend(world.inputs, world.rules, **rate)
         seconds = time.perf_counter() - t0
@@ -721,6 +759,33 @@ def run_case(
         if week == 1:
             world = second_week(world, out)
     return rows
+
+
+def _informed(world: World, source: str):
+    """``simulate_informed.informed_demand`` from the window's demand, or from its sales: a day that
+    ended with stock saw its whole demand, a day that sold out saw at least the stock it began with,
+    a day begun with none saw nothing."""
+    truth = world.truth
+    demand = np.stack(truth.daily_demand[-HISTORY_DAYS:])
+    exposure = np.stack(truth.daily_exposure[-HISTORY_DAYS:])
+    censored = None
+    if source == "sales":
+        began = np.stack(truth.daily_stock[-HISTORY_DAYS:])
+        whole = demand < began
+        sold_out = (began > 0) & ~whole
+        _days, nodes, items = np.nonzero(sold_out)
+        censored = (nodes, items, began[sold_out], exposure[sold_out])
+        demand, exposure = demand * whole, exposure * whole
+    return informed_demand(
+        demand.sum(axis=0),
+        exposure.sum(axis=0),
+        truth.prior_rate,
+        truth.dead_p,
+        truth.lift,
+        world.inputs.item_product,
+        INTERACTION_SIGMA,
+        censored=censored,
+    )
 
 
 def print_table(rows: list[dict]) -> None:
@@ -839,10 +904,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip the oracle (rules, determinism and in-transit figures only)",
     )
-    parser.add_argument(
+    rates = parser.add_mutually_exclusive_group()
+    rates.add_argument(
         "--true-rates",
         action="store_true",
         help="hand the engine the true daily rates (the planning's share of the gap)",
+    )
+    rates.add_argument(
+        "--informed-rates",
+        choices=("demand", "sales"),
+        help="hand the engine the posterior of each rate under the simulator's own prior, from the "
+        "window's demand uncapped by stock or from its sales (benchmarks/simulate_informed.py)",
     )
     parser.add_argument("--first-seed", type=int, default=1000, help="first seed (the others follow it)")
     parser.add_argument(
@@ -869,6 +941,7 @@ def main(argv: list[str] | None = None) -> int:
                     variant,
                     with_oracle=not args.no_oracle,
                     true_rates=args.true_rates,
+                    informed_rates=args.informed_rates,
                     ganho_minimo=bar / 1000,
                 )
     print_table(rows)

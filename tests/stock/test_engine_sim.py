@@ -403,3 +403,29 @@ def test_a_network_without_sales_or_with_contradictory_lot_bounds_gets_an_empty_
     no_items = network(sizes=0, stock=np.zeros((4, 0)), sales=np.zeros((4, 0)))
     out = recommend(no_items, RULES)
     assert len(out) == 0 and out.justification == []
+
+
+@pytest.mark.parametrize("source", ["demand", "sales"])
+def test_the_simulators_informed_estimate_is_closer_to_the_truth_than_the_engines(source):
+    """``--informed-rates`` is the yardstick for what data can tell: told the simulator's prior, it
+    must estimate the live cells better than the engine does, and tell dead sizes apart better."""
+    sim = _simulator()
+    world = sim.build_world(sim.SHAPES[0], 42, record_demand=True)
+    truth = world.truth
+    stores = ~world.inputs.node_is_cd[:, None]
+    live = (truth.rate > 0) & stores
+    informed = sim._informed(world, source)
+    engine = estimate_demand(world.inputs)
+
+    def log_error(demand):
+        mean = demand.rate * demand.alive
+        return float(np.median(np.abs(np.log(np.maximum(mean[live], 1e-9) / truth.rate[live]))))
+
+    assert log_error(informed) < 0.75 * log_error(engine)
+    # a size its customers never buy, on the shelf some day of the window, shows it by selling
+    # nothing (one never on the shelf keeps the prior's chance, in the sales)
+    shelved = (np.stack(truth.daily_stock[-sim.HISTORY_DAYS :]) > 0).any(axis=0)
+    dead = (truth.base_rate == 0) & (truth.prior_rate > 0) & stores & shelved
+    assert dead.sum() >= 5
+    assert informed.alive[dead].mean() < engine.alive[dead].mean() - 0.1
+    assert informed.alive[live].mean() > 0.9
