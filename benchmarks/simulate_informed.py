@@ -70,19 +70,19 @@ def informed_demand(
         day_mean = day[:, None] * rate[node, item]  # (C, G)
         np.add.at(log_live, (node, item), poisson.logsf(at_least[:, None] - 1, day_mean))
         never_sold[node, item] = False
-    p_dead = dead_p[None, :, None]
-    live_lik = (1.0 - p_dead) * np.exp(log_live)
-    cell_lik = live_lik + p_dead * never_sold
+    # a size that sold is live; one that never did is dead or live: its likelihood, in logs so
+    # that no count far from a node's mean underflows
+    p_dead = np.broadcast_to(dead_p[None, :, None], log_live.shape)
+    live_zero = (1.0 - p_dead) * np.exp(np.where(never_sold, log_live, 0.0))
+    log_cell = np.where(never_sold, np.log(live_zero + p_dead), np.log1p(-p_dead) + log_live)
+    live_given = np.where(never_sold, live_zero / (live_zero + p_dead), 1.0)
     # the interaction is one draw per store and product: its likelihood is the product over sizes
     starts = np.r_[0, np.nonzero(np.diff(item_product))[0] + 1]
-    with np.errstate(divide="ignore"):
-        log_run = np.add.reduceat(np.log(np.maximum(cell_lik, 1e-300)), starts, axis=1)
-    log_post = log_run + np.log(weights)
-    post = np.exp(log_post - log_post.max(axis=2, keepdims=True))
-    post /= post.sum(axis=2, keepdims=True)
-    post = post[:, item_product, :]  # (N, K, G)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        live_given = np.where(cell_lik > 0, live_lik / cell_lik, 0.0)
+    log_post = np.add.reduceat(log_cell, starts, axis=1) + np.log(weights)
+    top = log_post.max(axis=2, keepdims=True)
+    post = np.exp(log_post - np.where(np.isfinite(top), top, 0.0))
+    total = post.sum(axis=2, keepdims=True)
+    post = np.where(total > 0, post / np.where(total > 0, total, 1.0), 0.0)[:, item_product, :]
     weight = post * live_given
     alive = weight.sum(axis=2)
     with np.errstate(divide="ignore", invalid="ignore"):
