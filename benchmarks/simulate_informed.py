@@ -1,4 +1,4 @@
-"""``simulate_engine.py --informed-rates``: what 30 days of sales can tell at best.
+"""``simulate_engine.py --informed-rates``: what 30 days of data can tell.
 
 The oracle knows every cell's true rate. No estimate can: 30 days of Poisson
 sales leave each cell's rate uncertain, whatever the estimator. This estimate
@@ -22,6 +22,12 @@ each size dead or alive given its count, pooled over the sizes of the store's
 run of the product; the engine gets the posterior mean of a live cell's rate,
 the probability that it is live (``alive``), and the posterior spread of the
 rate as the negative binomial's dispersion.
+
+With ``sales`` it does not read the stock itself: a size a store was never
+given is more often one nobody buys there than the prior says (the simulator
+allocates stock by demand, as buyers do), and this estimate keeps the prior's
+chance for it. Its figures are a floor of what the sales can tell, not a
+bound (``docs/engine.md`` §8, ninth round).
 """
 
 from __future__ import annotations
