@@ -160,6 +160,9 @@ class ServiceApi(Api):
 
 
 _BASE64URL = re.compile(rb"[A-Za-z0-9_-]*")
+# The characters that may end a segment whose length leaves two or three characters over: the
+# bits past the last whole byte are zero, so each byte string has one encoding only.
+_CANONICAL_LAST = {2: frozenset(b"AQgw"), 3: frozenset(b"AEIMQUYcgkosw048")}
 
 
 class _SegmentCheckedJWS(PyJWS):
@@ -167,7 +170,9 @@ class _SegmentCheckedJWS(PyJWS):
     of the token against the base64url alphabet in a Python generator, about 400 steps on
     every authenticated request. The rules are PyJWT's: at most two ``=`` of padding, and
     only where the segment's length is a multiple of four; no length that leaves one
-    character over; nothing outside the alphabet (GHSA-hxm8-2xgr-2p9m)."""
+    character over; nothing outside the alphabet (GHSA-hxm8-2xgr-2p9m). One stricter: the
+    unused bits of the last character must be zero, so a token has a single spelling and an
+    altered last character is never the same signature."""
 
     @staticmethod
     def _decode_base64url_segment(segment: bytes, name: str) -> bytes:
@@ -178,6 +183,10 @@ class _SegmentCheckedJWS(PyJWS):
             or (padding and len(segment) % 4)
             or len(stripped) % 4 == 1
             or not _BASE64URL.fullmatch(stripped)
+            or (
+                len(stripped) % 4 > 1
+                and stripped[-1] not in _CANONICAL_LAST[len(stripped) % 4]
+            )
         ):
             raise DecodeError(f"Invalid {name} padding")
         try:
