@@ -183,10 +183,7 @@ class _SegmentCheckedJWS(PyJWS):
             or (padding and len(segment) % 4)
             or len(stripped) % 4 == 1
             or not _BASE64URL.fullmatch(stripped)
-            or (
-                len(stripped) % 4 > 1
-                and stripped[-1] not in _CANONICAL_LAST[len(stripped) % 4]
-            )
+            or (len(stripped) % 4 > 1 and stripped[-1] not in _CANONICAL_LAST[len(stripped) % 4])
         ):
             raise DecodeError(f"Invalid {name} padding")
         try:
