@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import sys
 import time
@@ -606,6 +607,12 @@ def _net(world: World, plan: Plan) -> float:
     return gain - cost
 
 
+ORIGIN_KEEPS_TEXT = re.compile(
+    r"fica com (?P<left>\d+) un\. após os envios deste lote(?: e tem (?P<coming>\d+) un\. a caminho)?, "
+    r"o que cobre sua necessidade de \d+ dias \((?P<need>\d+) un\.\)"
+)
+
+
 def check_rules(world: World, out: EngineOutput) -> list[str]:
     """Every planner rule on every recommendation, and the figures it quotes; the violations found."""
     inputs, rules = world.inputs, world.rules
@@ -653,6 +660,21 @@ def check_rules(world: World, out: EngineOutput) -> list[str]:
     v += ["justification"] * sum(
         1 for i, text in enumerate(out.justification) if f"Enviar {q[i]} un." not in text
     )
+    # a store origin quotes what it is left with, what is on its way to it and what it keeps:
+    # the first two are the network's, and together they cover the third
+    coming = np.zeros_like(stock) if inputs.in_transit is None else np.maximum(inputs.in_transit, 0)
+    for i in np.nonzero(~inputs.node_is_cd[o])[0]:
+        said = ORIGIN_KEEPS_TEXT.search(out.justification[i])
+        if said is None:
+            v.append("origin figures")
+            continue
+        left, on_way, need = int(said["left"]), int(said["coming"] or 0), int(said["need"])
+        if (
+            left != stock[o[i], k[i]] - sent[o[i], k[i]]
+            or on_way != coming[o[i], k[i]]
+            or left + on_way < need
+        ):
+            v.append("origin keeps")
     return v
 
 

@@ -40,7 +40,6 @@ from services.stock.engine_plan import (
     cd_keep_value,
     cell_values,
     eligibility,
-    origin_need,
     shipment_cost,
     shipment_values,
 )
@@ -107,6 +106,7 @@ def _justifications(
     origin_obs: np.ndarray,
     origin_left: np.ndarray,
     origin_need: np.ndarray,
+    origin_in_transit: np.ndarray,
     gain: np.ndarray,
     loss: np.ndarray,
     distance: np.ndarray,
@@ -123,7 +123,7 @@ def _justifications(
     with np.errstate(divide="ignore", invalid="ignore"):
         cover = np.floor(origin_stock / np.where(origin_obs > 0, origin_obs, 1.0))
     lines = []
-    for qi, ds, dob, des, dy, cd, os_, oob, sold, cov, left, need, g, lo, dist, cdst, corg in zip(
+    for qi, ds, dob, des, dy, cd, os_, oob, sold, cov, left, need, coming, g, lo, dist, cdst, corg in zip(
         q.tolist(),
         dest_stock.tolist(),
         _num(dest_obs),
@@ -136,6 +136,7 @@ def _justifications(
         cover.tolist(),
         origin_left.tolist(),
         origin_need.tolist(),
+        origin_in_transit.tolist(),
         _num(gain, 1),
         loss.tolist(),
         distance.tolist(),
@@ -153,10 +154,11 @@ def _justifications(
             origin = f"Origem CD com {os_} un.; fica com {left} un. após os envios deste lote."
         else:
             cover_text = f"{cov:.0f} dias de cobertura" if sold else "sem vendas no período"
+            coming_text = f" e tem {coming} un. a caminho" if coming > 0 else ""
             origin = (
                 f"Origem loja com {os_} un. e venda média de {oob}/dia ({cover_text}); "
-                f"fica com {left} un. após os envios deste lote, o que cobre sua necessidade de "
-                f"{horizon} dias com margem de segurança ({need} un.)."
+                f"fica com {left} un. após os envios deste lote{coming_text}, o que cobre sua "
+                f"necessidade de {horizon} dias ({need} un.)."
             )
         loss_text = (
             f" A origem deixa de vender cerca de {lo:.1f} un.".replace(".", ",", 1) if lo >= 0.05 else ""
@@ -278,7 +280,8 @@ class _Figures:
     score: np.ndarray
     campaign_origin: np.ndarray
     campaign_dest: np.ndarray
-    origin_need: np.ndarray
+    origin_need: np.ndarray  # units the origin keeps for itself (``origin_keeps``)
+    origin_in_transit: np.ndarray  # units on their way to the origin, counted toward what it keeps
 
 
 def _score(
@@ -335,7 +338,8 @@ def _figures(
         score=_score(inputs, rules, plan, score_components(distance, (gain - loss) / q, days, horizon)),
         campaign_origin=campaign[o, product],
         campaign_dest=campaign[d, product],
-        origin_need=origin_need(rate[o, k] * horizon, sales[o, k] / history * horizon, is_cd[o]),
+        origin_need=cells.keep[o, k],
+        origin_in_transit=cells.held[o, k] - o_stock,
     )
 
 
@@ -398,6 +402,7 @@ def recommend(
             origin_obs=f.origin_obs[order],
             origin_left=f.origin_stock[order] - sent_total,
             origin_need=f.origin_need[order],
+            origin_in_transit=f.origin_in_transit[order],
             gain=f.gain[order],
             loss=f.loss[order],
             distance=f.distance[order],

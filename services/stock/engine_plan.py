@@ -83,26 +83,29 @@ def origin_need(mu: np.ndarray, observed_mu: np.ndarray, is_cd: np.ndarray) -> n
     return need.astype(np.int64)
 
 
-def eligibility(inputs: EngineInput, rules: EngineRules, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(dest_ok, avail): which cells may receive, and how many units each cell may give.
-
-    ``mu`` is the expected horizon demand (rate x alive x H). A store keeps its need and,
-    when it sells the product, at least one unit of each key size: its run stays whole.
-    """
+def origin_keeps(inputs: EngineInput, rules: EngineRules, mu: np.ndarray, sold: np.ndarray) -> np.ndarray:
+    """(N, K) units each cell keeps for itself: ``origin_need``, and one unit of each key size of
+    a product the store sold in the window (``sold``), so that its run stays whole. ``mu`` is the
+    expected horizon demand (rate x alive x H). Units in transit to the cell count toward it."""
     days = max(int(inputs.history_days), 1)
-    horizon = rules.horizon_days
+    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
+    observed_mu = np.asarray(inputs.sales, dtype=np.float64) / days * rules.horizon_days
+    keep = origin_need(mu, observed_mu, is_cd)
+    return np.where(sold & key_sizes(inputs)[None, :] & ~is_cd[:, None], np.maximum(keep, 1), keep)
+
+
+def eligibility(inputs: EngineInput, rules: EngineRules, cells: CellValues) -> tuple[np.ndarray, np.ndarray]:
+    """(dest_ok, avail): which cells may receive (stores that sold the product in the window), and
+    how many units each cell may give (its stock beyond what it keeps, ``cells.keep``)."""
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
     node_ok = ~np.asarray(inputs.node_blocked, dtype=bool)
     item_ok = ~np.asarray(inputs.product_blocked, dtype=bool)[item_product]
-    sold = (observed_product_sales(inputs) > 0)[:, item_product]
-    dest_ok = (node_ok & ~is_cd)[:, None] & item_ok[None, :] & sold
+    dest_ok = (node_ok & ~is_cd)[:, None] & item_ok[None, :] & cells.sold
 
     stock = np.asarray(inputs.stock, dtype=np.int64)
-    held = held_stock(inputs)
-    observed_mu = np.asarray(inputs.sales, dtype=np.float64) / days * horizon
-    keep = origin_need(mu, observed_mu, is_cd)
-    keep = np.where(sold & key_sizes(inputs)[None, :] & ~is_cd[:, None], np.maximum(keep, 1), keep)
+    held = cells.held
+    keep = cells.keep
     # units in transit to an origin count toward what it keeps, but only stock on hand leaves
     avail = np.minimum(stock, np.maximum(held - keep, 0))
     avail[~node_ok, :] = 0
@@ -151,6 +154,8 @@ class CellValues:
     alive: np.ndarray  # (N, K) probability its customers buy the size
     uplift: np.ndarray  # (N, K) run_uplift: what a missing key size brings back to its run
     dispersion: np.ndarray | None  # (N, K) negative binomial dispersion of mu (None: Poisson)
+    sold: np.ndarray  # (N, K) the store sold the cell's product (any size) in the window
+    keep: np.ndarray  # (N, K) origin_keeps: units the cell keeps for itself
 
 
 def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> CellValues:
@@ -158,7 +163,10 @@ def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> Cell
     mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
     alive = np.asarray(demand.alive, dtype=np.float64)
     phi = None if demand.dispersion is None else np.asarray(demand.dispersion, dtype=np.float64)
-    return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive, phi), phi)
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    sold = (observed_product_sales(inputs) > 0)[:, item_product]
+    keep = origin_keeps(inputs, rules, mu * alive, sold)
+    return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive, phi), phi, sold, keep)
 
 
 def plan(
@@ -183,7 +191,7 @@ def plan(
     min_gain = float(rules.ganho_minimo)
     held, mu, alive, uplift, phi = cells.held, cells.mu, cells.alive, cells.uplift, cells.dispersion
     is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
-    dest_ok, avail = eligibility(inputs, rules, mu * alive)
+    dest_ok, avail = eligibility(inputs, rules, cells)
     # qtdMaxima bounds each shipment, not a destination's need: a cell short of more
     # than one lot is served by several origins, one lot each
     dest = _destination_units(held, mu, phi, alive, uplift, dest_ok, qmin, qmax * ROUTING_PASSES, min_gain)

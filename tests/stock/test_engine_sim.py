@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import pathlib
+import re
 import sys
 from dataclasses import replace
 
@@ -122,12 +123,27 @@ def test_a_nearby_store_with_excess_serves_when_cds_are_not_preferred():
     )
 
 
-def test_an_origin_never_goes_below_its_own_need():
-    # store 2 sells 1/day (14 units over the horizon) and holds 20: it may give at most 20 - 14 - sqrt(14)
+def test_an_origin_keeps_its_need_counts_units_on_their_way_toward_it_and_says_so():
+    # store 2 sells 1/day (14 units over the horizon) and holds 20
     net = shortage(stock=[[0, 0], [0, 6], [20, 6], [3, 3]], sales=[[0, 0], [30, 15], [30, 15], [15, 15]])
-    out = recommend(net, replace(RULES, priorizar_cd=False, qtd_minima=1))
-    sent = out.quantity[out.origin == 2].sum()
-    assert 20 - sent >= 14 + np.sqrt(14)
+    rules = replace(RULES, priorizar_cd=False, qtd_minima=1)
+    out = recommend(net, rules)
+    sent = int(out.quantity[out.origin == 2].sum())
+    text = out.justification[find(out, 2, 1, 0)]
+    need = int(re.search(r"necessidade de 14 dias \((\d+) un\.\)", text).group(1))
+    assert sent > 0 and 14 <= need <= 20 - sent
+    assert f"fica com {20 - sent} un. após os envios deste lote, o que cobre" in text
+    # ten more units on their way to store 2 count toward what it keeps: it may give them now
+    transit = np.zeros_like(net.stock)
+    transit[2, 0] = 10
+    again = recommend(replace(net, in_transit=transit), rules)
+    sent_now = int(again.quantity[again.origin == 2].sum())
+    text = again.justification[find(again, 2, 1, 0)]
+    assert sent < sent_now <= 20 and 20 - sent_now + 10 >= need
+    assert (
+        f"fica com {20 - sent_now} un. após os envios deste lote e tem 10 un. a caminho, o que cobre" in text
+    )
+    assert f"necessidade de 14 dias ({need} un.)" in text
 
 
 def test_lots_respect_minimum_and_maximum_or_are_not_made():
