@@ -41,10 +41,6 @@ from services.stock.engine_routing import (
 )
 from services.stock.engine_topup import top_up
 
-# An origin keeps its expected horizon demand plus this many standard
-# deviations (Poisson: sqrt of the mean), whichever of the estimated and the
-# observed rate is higher.
-SAFETY_STD = 1.0
 # Distance charged for a route with an unknown coordinate.
 UNKNOWN_KM = 500.0
 # A unit kept at a CD may serve a better need in a later week: its value, in expected units sold.
@@ -76,9 +72,11 @@ def observed_product_sales(inputs: EngineInput) -> np.ndarray:
 
 
 def origin_need(mu: np.ndarray, observed_mu: np.ndarray, is_cd: np.ndarray) -> np.ndarray:
-    """Units an origin keeps for itself: ceil(m + SAFETY_STD * sqrt(m)), m = max(estimated, observed)."""
-    m = np.maximum(mu, observed_mu)
-    need = np.ceil(m + SAFETY_STD * np.sqrt(m) - 1e-9)
+    """Units a store keeps for itself: ceil(m), m its expected horizon demand, the higher of the
+    estimated and the observed; CDs keep nothing back. No margin on top: what a store loses by
+    giving a unit it might have sold is valued unit by unit against the bar (``shipment_values``),
+    and a margin of sqrt(m) kept back units whose moves paid (``docs/engine.md`` §8, tenth round)."""
+    need = np.ceil(np.maximum(mu, observed_mu) - 1e-9)
     need[np.asarray(is_cd, dtype=bool)] = 0
     return need.astype(np.int64)
 
