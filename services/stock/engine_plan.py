@@ -163,7 +163,7 @@ def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> Cell
     phi = None if demand.dispersion is None else np.asarray(demand.dispersion, dtype=np.float64)
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     sold = (observed_product_sales(inputs) > 0)[:, item_product]
-    keep = origin_keeps(inputs, rules, mu * alive, sold)
+    keep = origin_keeps(inputs, rules, mu * alive, sold).astype(np.int32)
     return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive, phi), phi, sold, keep)
 
 
