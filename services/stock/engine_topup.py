@@ -100,17 +100,30 @@ def top_up(
     dn, dk = dest.node[pick].astype(np.int64), dest.item[pick].astype(np.int64)
     if dn.shape[0] == 0:
         return p
+    # each destination cell joined with the kept routes into its node whose origin can still give
+    # a minimum lot of the item; joined from the origins' side, since few origin cells can (at
+    # 1.8 M cells, some 40,000 origin cells against 500,000 destination cells on 20 routes each)
+    r_orig, r_dest = routes // n_nodes, routes % n_nodes  # sorted by origin, then destination
+    r_count, r_start = group_starts(r_orig, n_nodes)
+    g_node, g_item = np.nonzero(left >= qmin)
+    route_of, pos = expand_groups(r_count[g_node])
+    cell_index = np.full(held.shape, -1, dtype=np.int32)
+    cell_index[dn, dk] = np.arange(dn.shape[0], dtype=np.int32)
+    c_cell = cell_index[r_dest[r_start[g_node[route_of]] + pos - 1], g_item[route_of]].astype(np.int64)
+    c_orig = g_node[route_of]
+    del cell_index, route_of, pos
+    joined = c_cell >= 0
+    # by destination cell, then origin: the order the rounds below break ties in
+    order = np.lexsort((c_orig[joined], c_cell[joined]))
+    c_cell, c_orig = c_cell[joined][order], c_orig[joined][order]
+    if c_cell.shape[0] == 0:
+        return p
+    # only the destination cells some route can serve are valued
+    used, c_cell = np.unique(c_cell, return_inverse=True)
+    dn, dk = dn[used], dk[used]
     d_phi = None if phi is None else phi[dn, dk]
     up = np.where(held[dn, dk] <= 0, cells.uplift[dn, dk], 0.0)
     gains = _unit_gains(held[dn, dk], mu[dn, dk], d_phi, alive[dn, dk], up, qmax)
-    # each destination cell joined with the kept routes into its node
-    r_orig, r_dest = routes // n_nodes, routes % n_nodes  # sorted by origin, then destination
-    by_dest = np.lexsort((r_orig, r_dest))
-    r_orig, r_dest = r_orig[by_dest], r_dest[by_dest]
-    r_count, r_start = group_starts(r_dest, n_nodes)
-    cell_of, pos = expand_groups(r_count[dn])
-    c_orig = r_orig[r_start[dn[cell_of]] + pos - 1]
-    c_cell = cell_of
     out_o, out_d, out_k, out_q = [p.origin], [p.dest], [p.item], [p.quantity]
     filled = np.zeros(dn.shape[0], dtype=bool)
     steps = np.arange(1, qmax + 1)
@@ -120,21 +133,27 @@ def top_up(
         if c_cell.shape[0] == 0:
             break
         k = dk[c_cell]
-        # what each candidate origin loses, unit by unit, after what it already sent
-        o_held = held[c_orig, k] - sent[c_orig, k]
-        loss = np.full((c_cell.shape[0], qmax), keep_cd)
-        st = ~is_cd[c_orig]
+        # what each origin cell loses, unit by unit, after what it already sent: valued once per
+        # origin cell, shared by the destinations it may serve
+        o_cells, o_of = np.unique(c_orig * n_items + k, return_inverse=True)
+        on_, ok_ = o_cells // n_items, o_cells % n_items
+        o_loss = np.full((o_cells.shape[0], qmax), keep_cd)
+        st = ~is_cd[on_]
         if st.any():
-            s_phi = None if phi is None else phi[c_orig[st], k[st]]
-            loss[st] = _unit_losses(o_held[st], mu[c_orig[st], k[st]], s_phi, alive[c_orig[st], k[st]], qmax)
-        net = gains[c_cell] - loss
-        cap = np.minimum(left[c_orig, k], qmax)
-        lot_ok = net[:, :qmin].mean(axis=1) >= bar
+            so, sk = on_[st], ok_[st]
+            s_phi = None if phi is None else phi[so, sk]
+            o_loss[st] = _unit_losses(held[so, sk] - sent[so, sk], mu[so, sk], s_phi, alive[so, sk], qmax)
+        # a minimum lot nets the bar on average, or the pair is left before its other units are valued
+        ok = np.nonzero((gains[c_cell, :qmin] - o_loss[o_of, :qmin]).mean(axis=1) >= bar)[0]
+        net = gains[c_cell[ok]] - o_loss[o_of[ok]]
+        cap = np.minimum(left[c_orig[ok], k[ok]], qmax)
         # beyond the minimum lot, units while each nets the bar (and the origin has them)
         more = (net >= bar) & (steps[None, :] <= cap[:, None])
         more[:, :qmin] = True
-        q = np.where(lot_ok, np.argmin(np.c_[more, np.zeros(more.shape[0], dtype=bool)], axis=1), 0)
-        total = np.where(q > 0, np.cumsum(net, axis=1)[np.arange(q.shape[0]), np.maximum(q - 1, 0)], -np.inf)
+        q = np.zeros(c_cell.shape[0], dtype=np.int64)
+        q[ok] = np.argmin(np.c_[more, np.zeros(more.shape[0], dtype=bool)], axis=1)
+        total = np.full(c_cell.shape[0], -np.inf)
+        total[ok] = np.cumsum(net, axis=1)[np.arange(ok.shape[0]), np.maximum(q[ok] - 1, 0)]
         cand = np.nonzero(q >= qmin)[0]
         if cand.shape[0] == 0:
             break
