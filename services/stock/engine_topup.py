@@ -62,6 +62,37 @@ def _unit_losses(
     return out
 
 
+def _join_routes(
+    routes: np.ndarray, n_nodes: int, dn: np.ndarray, dk: np.ndarray, gives: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(destination cell, origin) pairs: each destination cell (``dn``, ``dk``) joined with the kept
+    routes (origin x n_nodes + destination, sorted) into its node whose origin ``gives`` the item,
+    sorted by destination cell, then origin (the order the rounds break ties in).
+
+    Joined from the smaller side: from the destination cells when few routes reach each node,
+    from the origin cells that can still give a lot when they are fewer (at 1.8 M cells, 500,000
+    destination cells on 20 routes each against 40,000 origin cells on 60)."""
+    r_orig, r_dest = routes // n_nodes, routes % n_nodes  # sorted by origin, then destination
+    in_count = np.bincount(r_dest, minlength=n_nodes)
+    g_node, g_item = np.nonzero(gives)
+    out_count, out_start = group_starts(r_orig, n_nodes)
+    if int(in_count[dn].sum()) <= int(out_count[g_node].sum()):
+        by_dest = np.lexsort((r_orig, r_dest))
+        in_start = group_starts(r_dest[by_dest], n_nodes)[1]
+        cell_of, pos = expand_groups(in_count[dn])
+        c_orig = r_orig[by_dest][in_start[dn[cell_of]] + pos - 1]
+        keep = gives[c_orig, dk[cell_of]]
+        return cell_of[keep], c_orig[keep]
+    route_of, pos = expand_groups(out_count[g_node])
+    cell_index = np.full(gives.shape, -1, dtype=np.int32)
+    cell_index[dn, dk] = np.arange(dn.shape[0], dtype=np.int32)
+    c_cell = cell_index[r_dest[out_start[g_node[route_of]] + pos - 1], g_item[route_of]].astype(np.int64)
+    c_orig = g_node[route_of]
+    joined = c_cell >= 0
+    order = np.lexsort((c_orig[joined], c_cell[joined]))
+    return c_cell[joined][order], c_orig[joined][order]
+
+
 def top_up(
     p: Plan,
     dest: Destinations,
@@ -100,22 +131,7 @@ def top_up(
     dn, dk = dest.node[pick].astype(np.int64), dest.item[pick].astype(np.int64)
     if dn.shape[0] == 0:
         return p
-    # each destination cell joined with the kept routes into its node whose origin can still give
-    # a minimum lot of the item; joined from the origins' side, since few origin cells can (at
-    # 1.8 M cells, some 40,000 origin cells against 500,000 destination cells on 20 routes each)
-    r_orig, r_dest = routes // n_nodes, routes % n_nodes  # sorted by origin, then destination
-    r_count, r_start = group_starts(r_orig, n_nodes)
-    g_node, g_item = np.nonzero(left >= qmin)
-    route_of, pos = expand_groups(r_count[g_node])
-    cell_index = np.full(held.shape, -1, dtype=np.int32)
-    cell_index[dn, dk] = np.arange(dn.shape[0], dtype=np.int32)
-    c_cell = cell_index[r_dest[r_start[g_node[route_of]] + pos - 1], g_item[route_of]].astype(np.int64)
-    c_orig = g_node[route_of]
-    del cell_index, route_of, pos
-    joined = c_cell >= 0
-    # by destination cell, then origin: the order the rounds below break ties in
-    order = np.lexsort((c_orig[joined], c_cell[joined]))
-    c_cell, c_orig = c_cell[joined][order], c_orig[joined][order]
+    c_cell, c_orig = _join_routes(routes, n_nodes, dn, dk, left >= qmin)
     if c_cell.shape[0] == 0:
         return p
     # only the destination cells some route can serve are valued
