@@ -152,11 +152,11 @@ def top_up(
         # what each origin cell loses, unit by unit, after what it already sent: valued once per
         # origin cell, shared by the destinations it may serve
         o_cells, o_of = np.unique(c_orig * n_items + k, return_inverse=True)
-        on_, ok_ = o_cells // n_items, o_cells % n_items
+        o_node, o_item = o_cells // n_items, o_cells % n_items
         o_loss = np.full((o_cells.shape[0], qmax), keep_cd)
-        st = ~is_cd[on_]
+        st = ~is_cd[o_node]
         if st.any():
-            so, sk = on_[st], ok_[st]
+            so, sk = o_node[st], o_item[st]
             s_phi = None if phi is None else phi[so, sk]
             o_loss[st] = _unit_losses(held[so, sk] - sent[so, sk], mu[so, sk], s_phi, alive[so, sk], qmax)
         # a minimum lot nets the bar on average, or the pair is left before its other units are valued
@@ -169,7 +169,7 @@ def top_up(
         q = np.zeros(c_cell.shape[0], dtype=np.int64)
         q[ok] = np.argmin(np.c_[more, np.zeros(more.shape[0], dtype=bool)], axis=1)
         total = np.full(c_cell.shape[0], -np.inf)
-        total[ok] = np.cumsum(net, axis=1)[np.arange(ok.shape[0]), np.maximum(q[ok] - 1, 0)]
+        total[ok] = np.cumsum(net, axis=1)[np.arange(ok.shape[0]), q[ok] - 1]  # q >= qmin >= 1
         cand = np.nonzero(q >= qmin)[0]
         if cand.shape[0] == 0:
             break
