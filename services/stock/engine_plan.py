@@ -163,8 +163,9 @@ def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> Cell
     phi = None if demand.dispersion is None else np.asarray(demand.dispersion, dtype=np.float64)
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     sold = (observed_product_sales(inputs) > 0)[:, item_product]
-    keep = origin_keeps(inputs, rules, mu * alive, sold).astype(np.int32)
-    return CellValues(held, mu, alive, run_uplift(inputs, held, mu * alive, phi), phi, sold, keep)
+    expected = mu * alive  # the horizon demand, a size nobody buys counting for nothing
+    keep = origin_keeps(inputs, rules, expected, sold).astype(np.int32)
+    return CellValues(held, mu, alive, run_uplift(inputs, held, expected, phi), phi, sold, keep)
 
 
 def plan(
