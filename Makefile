@@ -50,16 +50,22 @@ run: demo
 	fi; \
 	$(BIN)/gunicorn "app:create_app()" --bind $(HOST):$(PORT) --workers $(WORKERS)
 
-# The suite runs on SQLite; with TEST_DATABASE_URL set it runs again on that database.
+# The suite runs on SQLite; with TEST_DATABASE_URL set it runs on that database too, both at
+# once (one core each; each suite's output is printed whole when it ends). The PostgreSQL run
+# takes Redis database 14 unless TEST_REDIS_URL says otherwise, so that the two runs' Redis
+# tests never read each other's keys.
 test: install browser
-	$(MAKE) --no-print-directory test-sqlite
-	@if [ -n "$$TEST_DATABASE_URL" ]; then $(MAKE) --no-print-directory test-postgres; fi
+	@if [ -n "$$TEST_DATABASE_URL" ]; then \
+	  $(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgres; \
+	else \
+	  $(MAKE) --no-print-directory test-sqlite; \
+	fi
 
 test-sqlite:
 	env -u TEST_DATABASE_URL $(BIN)/pytest $(PYTEST_ARGS)
 
 test-postgres:
-	$(BIN)/pytest $(PYTEST_ARGS)
+	TEST_REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/14} $(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
