@@ -44,7 +44,7 @@ from models.base import utcnow
 from models.jobs import Job
 from services import job_queue
 from services.errors import DomainError
-from services.transactions import writer
+from services.transactions import is_writing, writer
 
 log = logging.getLogger("giro.jobs")
 # The job the current thread or process is running: log lines carry it (observability.py).
@@ -311,11 +311,13 @@ def _run_job(job_id: uuid.UUID, *, reraise: bool, listener: Callable[[int, str],
     job.started_at = job.started_at or now
     job.heartbeat_at = now
     job.message = "iniciado" if job.attempts == 1 else f"nova tentativa ({job.attempts})"
-    db.session.commit()
+    # Read before the commit expires the row: reloading it afterwards would open a transaction
+    # (on SQLite a job's takes the write lock) that the work's first progress report waits on.
     context = JobContext(job, listener)
+    db.session.commit()
     started = time.perf_counter()
     try:
-        result = KINDS[job.kind].run(context)
+        result = KINDS[context.kind].run(context)
     except Exception as exc:
         db.session.rollback()
         if not isinstance(exc, DomainError):
@@ -441,11 +443,16 @@ def _error_text(exc: Exception) -> str:
     return f"Erro interno ({type(exc).__name__}); detalhes no log do worker"
 
 
+# How long a progress report waits for SQLite's write lock before it is skipped.
+PROGRESS_BUSY_TIMEOUT_MS = 200
+
+
 def write_progress(job_id: uuid.UUID, percent: int, message: str, *, add: int = 0) -> None:
     """Write progress on a connection of its own, committed at once, so readers see it while
     the work's own transaction is still open. ``add`` raises the percent by that much instead
     (parallel partitions each add their share). Progress is advisory: if the database is
-    busy (SQLite holds one writer at a time) the report is skipped, never waited for."""
+    busy (SQLite holds one writer at a time) the report is skipped after at most
+    ``PROGRESS_BUSY_TIMEOUT_MS``, and at once when the busy one is this work's own transaction."""
     values: dict[str, Any] = {"message": message[:200], "heartbeat_at": utcnow()}
     values["progress"] = Job.progress + add if add else percent
     statement = update(Job).where(Job.id == job_id, Job.state == "running").values(**values)
@@ -454,17 +461,26 @@ def write_progress(job_id: uuid.UUID, percent: int, message: str, *, add: int = 
         db.session.execute(statement)
         return
     sqlite = db.engine.dialect.name == "sqlite"
+    if sqlite and is_writing() and db.session().in_transaction():
+        # This work's own transaction began IMMEDIATE: it holds SQLite's one write lock.
+        log.debug("progress of job %s skipped: its own transaction holds the write lock", job_id)
+        return
     try:
         with db.engine.connect() as conn:
-            if sqlite:
-                conn.exec_driver_sql("PRAGMA busy_timeout=200")
+            # Set on the driver's connection, before the transaction begins: a job's BEGIN is
+            # IMMEDIATE, so it is the BEGIN that waits for the write lock, with the busy
+            # timeout in force at that moment (the connection's own is 30 s).
+            raw = conn.connection.driver_connection if sqlite else None
+            waits = raw.execute("PRAGMA busy_timeout").fetchone()[0] if raw is not None else None
+            if raw is not None:
+                raw.execute(f"PRAGMA busy_timeout={PROGRESS_BUSY_TIMEOUT_MS}")
             try:
                 conn.execute(statement)
                 conn.commit()
             finally:
-                if sqlite:
+                if raw is not None:
                     conn.rollback()
-                    conn.exec_driver_sql("PRAGMA busy_timeout=30000")
+                    raw.execute(f"PRAGMA busy_timeout={int(waits)}")
     except OperationalError:
         log.debug("progress of job %s skipped: database busy", job_id)
 

@@ -255,6 +255,40 @@ def test_the_job_page_shows_a_live_progress_bar_until_the_job_ends(app, client, 
     assert stranger.get(url).status_code == 404
 
 
+@pytest.mark.committing
+def test_a_generation_shows_each_step_to_whoever_polls_it_as_the_step_starts(app, monkeypatch):
+    """Progress goes on a connection of its own, committed at once: someone polling the job
+    (the page, another process) reads each step of a generation while the job runs, on
+    SQLite too, where the job's own transaction, once open, holds the one write lock."""
+    from sqlalchemy import create_engine
+
+    from services import jobs
+    from services.stock import partitions
+
+    monkeypatch.setitem(app.config, "JOBS_EAGER", False)  # as in production: a worker, not inline
+    with app.app_context():
+        build_network()
+        job, _ = partitions.request_generation(ON, actor=None, dispatch=False)
+        db.session.commit()
+        job_id = job.id
+    poller = create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
+    polled: list[tuple[str, str]] = []
+
+    def poll(_percent: int, message: str) -> None:
+        with poller.connect() as conn:
+            polled.append((message, conn.scalar(select(Job.message).where(Job.id == job_id))))
+
+    try:
+        with app.app_context():
+            jobs.run_job(job_id, listener=poll)
+            assert db.session.get(Job, job_id).state == "done"
+    finally:
+        poller.dispose()
+    steps = ("lendo a rede", "estimando a demanda", "1 partições a calcular")
+    assert [m for m, _ in polled][:3] == list(steps)
+    assert [seen for m, seen in polled if m in steps] == list(steps)
+
+
 def test_the_gerar_lote_button_starts_the_job(client, ctx, planner):
     build_network()
     user, headers = planner
