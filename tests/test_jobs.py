@@ -284,7 +284,7 @@ def test_a_generation_shows_each_step_to_whoever_polls_it_as_the_step_starts(app
             assert db.session.get(Job, job_id).state == "done"
     finally:
         poller.dispose()
-    steps = ("lendo a rede", "estimando a demanda", "1 partições a calcular")
+    steps = ("lendo a rede", "estimando a demanda", "1 partição a calcular")
     assert [m for m, _ in polled][:3] == list(steps)
     assert [seen for m, seen in polled if m in steps] == list(steps)
 

@@ -255,7 +255,9 @@ def prepare(context: jobs.JobContext) -> Any:
         ),
     )
     del inputs, demand
-    context.progress(PREPARED, f"{len(groups)} partições a calcular")
+    context.progress(
+        PREPARED, "1 partição a calcular" if len(groups) == 1 else f"{len(groups)} partições a calcular"
+    )
     if _distributed():
         from services import job_queue
 
