@@ -471,8 +471,8 @@ def write_progress(job_id: uuid.UUID, percent: int, message: str, *, add: int = 
             # IMMEDIATE, so it is the BEGIN that waits for the write lock, with the busy
             # timeout in force at that moment (the connection's own is 30 s).
             raw = conn.connection.driver_connection if sqlite else None
-            waits = raw.execute("PRAGMA busy_timeout").fetchone()[0] if raw is not None else None
             if raw is not None:
+                waits = int(raw.execute("PRAGMA busy_timeout").fetchone()[0])
                 raw.execute(f"PRAGMA busy_timeout={PROGRESS_BUSY_TIMEOUT_MS}")
             try:
                 conn.execute(statement)
@@ -480,7 +480,7 @@ def write_progress(job_id: uuid.UUID, percent: int, message: str, *, add: int = 
             finally:
                 if raw is not None:
                     conn.rollback()
-                    raw.execute(f"PRAGMA busy_timeout={int(waits)}")
+                    raw.execute(f"PRAGMA busy_timeout={waits}")
     except OperationalError:
         log.debug("progress of job %s skipped: database busy", job_id)
 
