@@ -18,6 +18,13 @@ class LoginRequest(StockSchema):
     remember = Boolean(load_default=True)
 
 
+class AccessInvitation(StockSchema):
+    """The stock admin page's invitation form: the address an account is made for."""
+
+    email = Email(required=True)
+    nome = Text(load_default="", max_length=200)
+
+
 class RefreshRequest(StockSchema):
     refreshToken = Text(required=True, max_length=TOKEN_MAX)
 

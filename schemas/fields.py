@@ -37,6 +37,7 @@ CONTROL_MESSAGE = "Must not contain control characters or invalid Unicode."
 # surrogates are left out: no valid JSON text holds one, and many regex engines (Rust's,
 # ECMAScript's without the `u` flag) cannot name them in a class.
 SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+EMAIL_MAX_LENGTH = 254
 EMAIL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*\\.[^\\u0000-\\u001f\\u007f-\\u009f.]{2,}$"
 MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
 
@@ -115,9 +116,13 @@ class Text(fields.String):
 
 
 class Email(Text, fields.Email):
-    """An e-mail address: trimmed, at most 320 characters (RFC 5321), then checked."""
+    """An e-mail address: trimmed, at most 254 characters, then checked.
 
-    def __init__(self, *, max_length: int = 320, **kwargs: Any):
+    RFC 5321 caps a mail path at 256 octets with its angle brackets, so no longer address
+    can receive the verification or reset mail (the 320 of 64 + 1 + 255 is not a limit
+    any server applies)."""
+
+    def __init__(self, *, max_length: int = EMAIL_MAX_LENGTH, **kwargs: Any):
         metadata = kwargs.pop("metadata", None) or {}
         # The checker wants a top-level domain of two or more characters ("a@b.c" is refused).
         metadata.setdefault("pattern", EMAIL_PATTERN)

@@ -105,6 +105,42 @@ def test_invite_by_email_makes_an_account_that_sets_its_password(client, admin):
     assert signed.status_code == 302
 
 
+def _address(length: int) -> str:
+    """A well-formed address of exactly ``length`` characters (domain labels of at most 63)."""
+    return "nina@" + "a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * (length - 204) + ".com.br"
+
+
+def test_invite_takes_the_longest_address_mail_can_reach(client, admin):
+    csrf = sign_in(client, admin)
+    email = _address(254)
+    answer = client.post(
+        "/administracao/acessos/convite", data={"email": email, "papel": "planejador"}, headers=hx(csrf)
+    )
+    assert answer.status_code == 200 and "Convite enviado" in text(answer)
+    assert db.session.scalar(select(func.count()).select_from(User).where(User.email == email)) == 1
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "nina@giro",  # no top-level domain: no mail reaches it
+        _address(255),  # longer than a mail path allows (RFC 5321)
+        _address(4000),
+    ],
+)
+def test_invite_to_an_address_mail_cannot_reach_is_refused_at_the_field(client, admin, email):
+    csrf = sign_in(client, admin)
+    with captured_mail() as outbox:
+        answer = client.post(
+            "/administracao/acessos/convite",
+            data={"email": email, "nome": "Nina", "papel": "planejador"},
+            headers=hx(csrf),
+        )
+    assert answer.status_code == 422 and 'id="invite-email-error"' in text(answer)
+    assert outbox == []
+    assert db.session.scalar(select(func.count()).select_from(User).where(User.email == email)) == 0
+
+
 def test_invite_of_a_proven_account_grants_at_once(client, admin):
     loja = make_loja(nome="Loja Moema", codigo="SP02")
     known = make_user(papel=None, email="gabi@giro.test")

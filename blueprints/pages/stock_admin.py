@@ -12,9 +12,11 @@ from flask import Blueprint, current_app, request
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_jwt_extended import current_user
+from marshmallow import ValidationError
 
 from blueprints.pages.common import page_login_required, refused, render_fragment, render_page
 from models.auth import PAPEIS
+from schemas.auth import AccessInvitation
 from services.errors import DomainError
 from services.stock import administration, catalogue, importer, imports
 
@@ -69,14 +71,16 @@ def accounts():
 def invite():
     form = {k: request.form.get(k, "").strip() for k in ("email", "nome", "papel", "lojaId")}
     try:
+        # The address must be one mail can reach: the invited person sets a password through it.
+        loaded = AccessInvitation().load({"email": form["email"], "nome": form["nome"]})
         user, created = administration.invite(
             current_user,
-            form["email"][:320],
-            form["nome"][:200],
+            loaded["email"],
+            loaded["nome"],
             form["papel"] or None,
             _uuid(form["lojaId"]),
         )
-    except DomainError as exc:
+    except (ValidationError, DomainError) as exc:
         refusal = refused(exc, inline_not_found=True, by_field=True)
         return _accounts_page(refusal.status, "invite_form", form=form, errors=refusal.errors)
     return _accounts_page(block="invite_form", invited={"email": user.email, "created": created})

@@ -47,6 +47,18 @@ def test_hostile_json_on_login_and_register_is_a_malformed_body(client, route, e
     assert details[0]["message"].startswith("Invalid JSON body")
 
 
+def test_an_address_longer_than_a_mail_path_is_refused_and_the_longest_signs_up(client):
+    # RFC 5321: a mail path is at most 256 octets with its angle brackets, so 254 characters.
+    domain = "a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * 50 + ".com.br"
+    longest = "nina@" + domain
+    assert len(longest) == 254
+    body = {"name": "Nina", "email": "x" + longest, "password": "long-enough-1"}
+    assert fields_of(client.post(f"{API}/auth/register", json=body)) == ["email"]
+    created = client.post(f"{API}/auth/register", json={**body, "email": longest})
+    assert created.status_code == 201, created.get_json()
+    assert created.get_json()["user"]["email"] == longest
+
+
 def test_oversized_body_is_a_413_in_the_tracker_dialect(client, setup):
     tenant, project = setup
     body = json.dumps({"title": "x", "description": "d" * (3 * 1024 * 1024)})
