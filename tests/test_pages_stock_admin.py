@@ -141,6 +141,19 @@ def test_invite_to_an_address_mail_cannot_reach_is_refused_at_the_field(client, 
     assert db.session.scalar(select(func.count()).select_from(User).where(User.email == email)) == 0
 
 
+def test_invite_with_a_name_that_cannot_be_shown_is_refused_at_the_field(client, admin):
+    csrf = sign_in(client, admin)
+    answer = client.post(
+        "/administracao/acessos/convite",
+        data={"email": "nina@giro.test", "nome": "Nina\x07", "papel": "planejador"},
+        headers=hx(csrf),
+    )
+    assert answer.status_code == 422 and 'id="invite-nome-error"' in text(answer)
+    assert (
+        db.session.scalar(select(func.count()).select_from(User).where(User.email == "nina@giro.test")) == 0
+    )
+
+
 def test_invite_of_a_proven_account_grants_at_once(client, admin):
     loja = make_loja(nome="Loja Moema", codigo="SP02")
     known = make_user(papel=None, email="gabi@giro.test")
