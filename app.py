@@ -12,6 +12,7 @@ from typing import Any
 from flask import Flask
 from flask.sessions import NullSession, SessionInterface
 from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError
 
 import errors
 import security
@@ -19,8 +20,9 @@ from blueprints.converters import LenientUUIDConverter, uuid_converter_doc
 from blueprints.parsing import Request
 from blueprints.responses import OrjsonProvider
 from config import Config
-from database import ping_connections_left_idle
+from database import StaleReadSnapshot, is_write_request, ping_connections_left_idle
 from extensions import babel, db, htmx, jwt, limiter, migrate, stock_api, tracker_api
+from services.transactions import writer
 
 API_VERSION_PATH = "/api/v1"
 
@@ -62,6 +64,16 @@ class Giro(Flask):
     # Hooks, views and handlers are a fixed set; callbacks made per request (``after_this_request``)
     # are not kept once the set is this large.
     SYNC_MEMO_SIZE = 1024
+
+    def full_dispatch_request(self):
+        """A request whose read snapshot went stale before it wrote (SQLite) runs once more,
+        taking the write lock as its transaction begins (``errors.handle_database_error``)."""
+        try:
+            return super().full_dispatch_request()
+        except StaleReadSnapshot:
+            db.session.rollback()
+            with writer():
+                return super().full_dispatch_request()
 
     def ensure_sync(self, func):
         try:
@@ -203,7 +215,7 @@ def register_database_hooks(app: Flask) -> None:
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={int(app.config['SQLITE_BUSY_TIMEOUT'] * 1000)}")
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.close()
 
@@ -212,7 +224,7 @@ def register_database_hooks(app: Flask) -> None:
         # A deferred transaction that reads and then writes fails at once when
         # another writer committed in between (the busy timeout cannot help), so
         # writing requests take the write lock up front and queue instead.
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if _is_write_request() else "BEGIN")
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if is_write_request() else "BEGIN")
 
 
 def _plan_every_query_for_its_values(engine) -> None:
@@ -226,22 +238,6 @@ def _plan_every_query_for_its_values(engine) -> None:
         with dbapi_connection.cursor() as cursor:
             cursor.execute("SET plan_cache_mode = force_custom_plan")
         dbapi_connection.commit()
-
-
-def _is_write_request() -> bool:
-    """A request that may write, or background work that says it writes (jobs, cron
-    commands: on SQLite a deferred transaction that reads first cannot become a writer
-    while another one writes)."""
-    from flask import has_request_context, request
-
-    from services.transactions import is_writing
-
-    if is_writing():
-        return True
-    return has_request_context() and request.method not in SAFE_METHODS
-
-
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def register_jwt_callbacks(app: Flask) -> None:
@@ -271,7 +267,7 @@ def register_jwt_callbacks(app: Flask) -> None:
         # Activity for the admin statistics: sign-in and refresh record it, and so
         # does any change, at most every 15 minutes. Reads never write.
         stale = user.last_seen_at is None or (now - user.last_seen_at).total_seconds() > 900
-        if stale and _is_write_request():
+        if stale and is_write_request():
             user.last_seen_at = now
         return user
 
@@ -357,6 +353,13 @@ def register_request_lifecycle(app: Flask) -> None:
             )
         raise NotFoundError("Resource not found")
 
+    security.register(app)
+    import observability
+
+    observability.register(app)
+
+    # Registered after every other hook, so it runs first: the request log and the metrics
+    # see the answer the commit left, a 503 or a 500 when it failed.
     @app.after_request
     def finish_transaction(response):
         registry = db.session.registry
@@ -367,19 +370,18 @@ def register_request_lifecycle(app: Flask) -> None:
         # A request that never began a transaction (no query, nothing added) has nothing to end.
         if not session.in_transaction() and not (session.new or session.dirty or session.deleted):
             return response
-        if response.status_code < 400:
-            # The response is built and the session ends with the request: expiring every loaded
-            # object for a reload that never comes cost a walk over the identity map.
-            session.expire_on_commit = False
-            session.commit()
-        else:
+        if response.status_code >= 400:
             session.rollback()
+            return response
+        # The response is built and the session ends with the request: expiring every loaded
+        # object for a reload that never comes cost a walk over the identity map.
+        session.expire_on_commit = False
+        try:
+            session.commit()
+        except DBAPIError as error:
+            session.rollback()
+            return app.make_response(errors.handle_database_error(error))
         return response
-
-    security.register(app)
-    import observability
-
-    observability.register(app)
 
 
 def _init_api(app: Flask, api, service: str) -> str:

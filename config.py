@@ -56,6 +56,8 @@ class Config:
     # Connections are checked before use only after a second idle (``database.py``).
     SQLALCHEMY_ENGINE_OPTIONS: dict = {}
     DATABASE_PING_AFTER_IDLE = float(os.environ.get("DATABASE_PING_AFTER_IDLE") or 1.0)
+    # SQLite: seconds a writer waits for the write lock before its request answers 503.
+    SQLITE_BUSY_TIMEOUT = float(os.environ.get("SQLITE_BUSY_TIMEOUT") or 30.0)
     SUPERADMIN_EMAIL = os.environ.get("SUPERADMIN_EMAIL", "").strip().lower() or None
 
     # Which services this deployment serves and where they are mounted.

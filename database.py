@@ -44,3 +44,41 @@ def ping_connections_left_idle(engine: Engine, idle_seconds: float = DEFAULT_PIN
                 # The pool opens a new connection and retires those opened before this one.
                 raise exc.InvalidatePoolError(str(error)) from error
             raise
+
+
+# --------------------------------------------------------------------------- lock conflicts
+
+# SQLite's primary result codes for a lock it could not take: held past the busy timeout, or,
+# for a read transaction that must become a writer while another connection writes or has
+# committed since it began, refused at once (waiting could deadlock).
+SQLITE_BUSY, SQLITE_LOCKED = 5, 6
+# PostgreSQL: serialization failure, deadlock, lock_timeout.
+POSTGRES_LOCK_STATES = frozenset({"40001", "40P01", "55P03"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class StaleReadSnapshot(Exception):
+    """A request that began by reading wrote late and could not take SQLite's write lock.
+    It runs again from the start with the lock taken as its transaction begins."""
+
+
+def is_write_request() -> bool:
+    """A request that may write, or background work that says it writes (jobs, cron commands):
+    on SQLite their transactions begin ``IMMEDIATE``, taking the write lock before they read."""
+    from flask import has_request_context, request
+
+    from services.transactions import is_writing
+
+    if is_writing():
+        return True
+    return has_request_context() and request.method not in SAFE_METHODS
+
+
+def lock_conflict(error: exc.DBAPIError) -> bool:
+    """The statement failed on a lock another transaction holds (SQLite busy or locked,
+    PostgreSQL serialization failure, deadlock or lock timeout), not on what it said."""
+    original = error.orig
+    code = getattr(original, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED)  # extended codes keep the primary's low byte
+    return getattr(original, "sqlstate", None) in POSTGRES_LOCK_STATES

@@ -13,8 +13,10 @@ from itertools import islice
 from typing import Any
 
 from flask import Flask, current_app, jsonify, render_template, request
+from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError, MethodNotAllowed
 
+from database import StaleReadSnapshot, is_write_request, lock_conflict
 from extensions import MISSING_BODY
 from services.errors import DomainError, FieldError, ValidationFailed
 
@@ -62,6 +64,7 @@ STOCK_TEXT = {
     "RATE_LIMITED": "Muitas tentativas; tente novamente mais tarde",
     "PAYLOAD_TOO_LARGE": "Corpo da requisição grande demais",
     "INTERNAL_ERROR": "Erro interno",
+    "BUSY": "Banco de dados ocupado; tente novamente em instantes",
 }
 
 # Codes raised by the shared identity services: the stock dialect shows its own text.
@@ -249,7 +252,42 @@ def handle_unexpected(exc: Exception):
     return error_response(500, "INTERNAL_ERROR", "Internal server error", extra={"request_id": rid})
 
 
+# Seconds a client is told to wait when the database stayed locked past its wait.
+BUSY_RETRY_AFTER = 1
+
+
+def handle_database_error(exc: DBAPIError):
+    """A statement or the commit failed. On SQLite, a request that began by reading and could
+    not take the write lock runs again with it (once: ``app.Giro.full_dispatch_request``); a
+    lock held past the database's wait is a 503 with ``Retry-After``; anything else is an
+    unexpected 500."""
+    from observability import request_id
+    from services import ops_metrics
+
+    if not lock_conflict(exc):
+        ops_metrics.transaction_failed("error")
+        return handle_unexpected(exc)
+    if getattr(exc.orig, "sqlite_errorcode", None) is not None and not is_write_request():
+        ops_metrics.transaction_failed("retried_with_write_lock")
+        raise StaleReadSnapshot() from exc
+    ops_metrics.transaction_failed("busy")
+    log.warning(
+        "Database busy on %s %s (request id %s): %s", request.method, request.path, request_id(), exc.orig
+    )
+    headers = {"Retry-After": str(BUSY_RETRY_AFTER)}
+    if service_of(request.path) == TRACKER:
+        return error_response(
+            503,
+            "SERVICE_UNAVAILABLE",
+            "The database is busy; try again in a moment",
+            headers=headers,
+            extra={"request_id": request_id()},
+        )
+    return error_response(503, "BUSY", STOCK_TEXT["BUSY"], headers=headers)
+
+
 def register_error_handlers(app: Flask) -> None:
+    app.register_error_handler(DBAPIError, handle_database_error)
     app.register_error_handler(HTTPException, handle_http_exception)
     app.register_error_handler(DomainError, handle_domain_error)
     app.register_error_handler(InternalServerError, handle_unexpected)

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 import orjson
 from flask import Flask, Response, g, has_request_context, request
 from sqlalchemy import func, select, text
+from sqlalchemy import inspect as sa_inspect
 
 REQUEST_ID_HEADER = "X-Request-ID"
 _SANE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -40,7 +41,12 @@ def request_id() -> str | None:
 def _user_id(context) -> str | None:
     user = getattr(context, "_jwt_extended_jwt_user", None)
     loaded = user.get("loaded_user") if isinstance(user, dict) else None
-    return str(loaded.id) if loaded is not None and getattr(loaded, "id", None) else None
+    if loaded is None:
+        return None
+    # The key the session knows it by: reading ``loaded.id`` after a rollback would reload the
+    # expired row, a query from inside a log call.
+    identity = sa_inspect(loaded).identity
+    return str(identity[0]) if identity else None
 
 
 class ContextFilter(logging.Filter):
@@ -163,7 +169,8 @@ def register(app: Flask) -> None:
 
     @app.route("/metrics", methods=["GET"])
     def metrics():
-        """Prometheus text: open on loopback, ``Authorization: Bearer METRICS_TOKEN`` elsewhere."""
+        """Prometheus text: ``Authorization: Bearer METRICS_TOKEN``, or open on loopback
+        outside production."""
         refusal = _refuse_metrics(app)
         if refusal is not None:
             return refusal
@@ -212,11 +219,15 @@ def _refuse_metrics(app: Flask) -> Response | None:
     sent = request.headers.get("Authorization", "")
     if token and hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
         return None
-    if _is_loopback(request.remote_addr) and not sent:
+    # In production a reverse proxy on the same host makes every request look like loopback
+    # (TRUSTED_PROXIES unset), so loopback alone opens nothing there.
+    if app.config["ENV_NAME"] != "production" and _is_loopback(request.remote_addr) and not sent:
         return None
     if not token:
         return Response(
-            "metrics are served on loopback only; set METRICS_TOKEN\n", 403, mimetype="text/plain"
+            "metrics need METRICS_TOKEN (served without it on loopback only, outside production)\n",
+            403,
+            mimetype="text/plain",
         )
     return Response(
         "a bearer METRICS_TOKEN is required\n",

@@ -57,6 +57,13 @@ POOL_SIZE = Gauge(
     "Database connections kept open by the pools, summed over live processes",
     multiprocess_mode="livesum",
 )
+TRANSACTION_FAILURES = Counter(
+    "giro_db_transaction_failures_total",
+    "Requests whose statement or commit failed: retried_with_write_lock (SQLite: a reading "
+    "transaction could not become a writer; run again), busy (a lock held past the database's "
+    "wait: 503) or error (500)",
+    ["outcome"],
+)
 
 
 # Each request's samples, by (method, endpoint, status): ``labels()`` checks and locks every time.
@@ -71,6 +78,10 @@ def observe_request(method: str, endpoint: str, status: int, seconds: float) -> 
         _request_children[key] = children
     children[0].inc()
     children[1].observe(seconds)
+
+
+def transaction_failed(outcome: str) -> None:
+    TRANSACTION_FAILURES.labels(outcome).inc()
 
 
 def job_finished(kind: str, state: str, seconds: float) -> None:

@@ -13,7 +13,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 import uuid
@@ -29,8 +28,8 @@ from models.base import utcnow
 from models.jobs import Job
 from models.stock_batches import Lote, Recomendacao
 from tests.factories import PASSWORD, make_user
+from tests.servers import ROOT, free_port, start_gunicorn, stop
 
-ROOT = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/5")
 pytestmark = pytest.mark.committing
 
@@ -87,17 +86,6 @@ def _start_worker(app, name: str) -> subprocess.Popen:
     )
 
 
-def _stop(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
 def _job(app, job_id) -> Job:
     with app.app_context():
         job = db.session.get(Job, job_id)
@@ -150,7 +138,7 @@ def test_workers_compute_a_batch_partitions_in_parallel(queue_app):
         seen = _wait(app, job_id, lambda job: job.finished)
     finally:
         for worker in workers:
-            _stop(worker)
+            stop(worker)
     job = seen[-1]
     assert job.state == "done", job.error
     assert job.result["particoes"] == 4 and job.result["novas"] == _count(app, Recomendacao) > 0
@@ -180,7 +168,7 @@ def test_a_worker_killed_while_writing_leaves_no_partial_batch(queue_app, monkey
     finally:
         blocker.rollback()
         blocker.close()
-        _stop(worker)
+        stop(worker)
     killed = _job(app, job_id)
     if engine.dialect.name == "postgresql" or killed.state == "running":
         # Killed mid-write: nothing of the batch, the job as its worker left it.
@@ -197,7 +185,7 @@ def test_a_worker_killed_while_writing_leaves_no_partial_batch(queue_app, monkey
         retry_id = _request_generation(app, partitions=3)
         job = _wait(app, retry_id, lambda job: job.finished, timeout=180)[-1]
     finally:
-        _stop(replacement)
+        stop(replacement)
     engine.dispose()
     assert job.state == "done", job.error
     assert _count(app, Lote) == 1 and _count(app, Recomendacao) == job.result["novas"] > 0
@@ -262,43 +250,16 @@ def test_without_redis_jobs_fall_back_to_a_thread(app, monkeypatch):
 # --------------------------------------------------------------------------- two app processes
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_server(app, port: int) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [
-            str(ROOT / ".venv/bin/gunicorn"),
-            "app:create_app()",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "1",
-        ],
-        cwd=ROOT,
-        env=_env(
-            app,
-            LOGIN_RATE_LIMIT="3 per 15 minutes",
-            # Counters of this test only: an earlier run's failed sign-ins on the same Redis must not count.
-            RATELIMIT_KEY_PREFIX=app.config["JOBS_QUEUE"],
-            PUBLIC_URL=f"http://127.0.0.1:{port}",
-            PROMETHEUS_MULTIPROC_DIR=f"{app.config['JOBS_SPOOL_DIR']}/prometheus-{port}",
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+def _start_server(app, port: int):
+    env = _env(
+        app,
+        LOGIN_RATE_LIMIT="3 per 15 minutes",
+        # Counters of this test only: an earlier run's failed sign-ins on the same Redis must not count.
+        RATELIMIT_KEY_PREFIX=app.config["JOBS_QUEUE"],
+        PUBLIC_URL=f"http://127.0.0.1:{port}",
+        PROMETHEUS_MULTIPROC_DIR=f"{app.config['JOBS_SPOOL_DIR']}/prometheus-{port}",
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(requests.RequestException):
-            if requests.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return process
-        time.sleep(0.2)
-    _stop(process)
-    raise AssertionError(f"server on {port} did not start")
+    return start_gunicorn(env, port)
 
 
 class Alternating:
@@ -326,7 +287,7 @@ def test_two_app_processes_behave_as_one(queue_app):
         email = planner.email
         db.session.commit()
     _demo(app, stores=4, products=5)
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     servers = [_start_server(app, port) for port in ports]
     worker = _start_worker(app, f"w-{uuid.uuid4().hex[:6]}")
     try:
@@ -402,13 +363,13 @@ def test_two_app_processes_behave_as_one(queue_app):
         assert len(set(browser.answered_by)) == 2 and len(set(tracker.answered_by)) == 2
     finally:
         for process in [*servers, worker]:
-            _stop(process)
+            stop(process)
 
 
 def test_metrics_of_the_two_processes_add_up_in_multiprocess_mode(queue_app, tmp_path):
     """With PROMETHEUS_MULTIPROC_DIR (deploy/gunicorn.conf.py) gunicorn's workers share their counts."""
     app = queue_app
-    port = _free_port()
+    port = free_port()
     multiproc = tmp_path / "prom"
     multiproc.mkdir()
     process = subprocess.Popen(
@@ -438,7 +399,7 @@ def test_metrics_of_the_two_processes_add_up_in_multiprocess_mode(queue_app, tmp
         statuses = [requests.get(f"{base}/health/ready", timeout=5).status_code for _ in range(20)]
         scraped = requests.get(f"{base}/metrics", timeout=5).text
     finally:
-        _stop(process)
+        stop(process)
     counted = sum(
         float(line.rsplit(" ", 1)[1])
         for line in scraped.splitlines()
@@ -460,7 +421,7 @@ def test_scheduler_tick_queues_a_generation_only_when_due(queue_app):
     try:
         job = _wait(app, uuid.UUID(first), lambda job: job.finished)[-1]
     finally:
-        _stop(worker)
+        stop(worker)
     assert job.state == "done" and job.result["gerado"] is True
     with app.app_context():
         assert cadence_tick() is None  # the week's batch exists: nothing due

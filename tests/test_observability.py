@@ -13,19 +13,9 @@ import pytest
 from extensions import db
 from observability import ContextFilter, JsonFormatter
 from tests.factories import auth_headers, make_user
+from tests.prometheus import sample
 
 REMOTE = {"REMOTE_ADDR": "10.1.2.3"}
-
-
-def _sample(text: str, name: str, **labels: str) -> float:
-    """The value of one sample of the Prometheus text, 0 when absent."""
-    for line in text.splitlines():
-        if not line.startswith(name + "{"):
-            continue
-        found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
-        if all(found.get(k) == v for k, v in labels.items()):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
 
 
 def test_every_response_carries_a_request_id(client):
@@ -46,11 +36,11 @@ def test_metrics_count_a_request_by_endpoint_and_status(client):
     assert scraped.status_code == 200 and scraped.content_type.startswith("text/plain")
     after = scraped.get_data(as_text=True)
     assert (
-        _sample(after, "giro_http_requests_total", **labels)
-        == _sample(before, "giro_http_requests_total", **labels) + 1
+        sample(after, "giro_http_requests_total", **labels)
+        == sample(before, "giro_http_requests_total", **labels) + 1
     )
     latency = {"method": "GET", "endpoint": "/api/v1/remanejamento/lotes/<uuid:lid>", "le": "+Inf"}
-    assert _sample(after, "giro_http_request_duration_seconds_bucket", **latency) >= 1
+    assert sample(after, "giro_http_request_duration_seconds_bucket", **latency) >= 1
     for state in ("queued", "running", "done", "failed"):
         assert f'giro_jobs{{state="{state}"}}' in after
     assert "giro_db_pool_checked_out" in after and "giro_batch_generation_seconds_count" in after
@@ -64,6 +54,17 @@ def test_metrics_are_open_on_loopback_only_or_with_the_token(app, client, monkey
     wrong = client.get("/metrics", environ_base=REMOTE, headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401 and wrong.headers["WWW-Authenticate"] == "Bearer"
     ok = client.get("/metrics", environ_base=REMOTE, headers={"Authorization": "Bearer s3cret-token"})
+    assert ok.status_code == 200 and "giro_http_requests_total" in ok.get_data(as_text=True)
+
+
+def test_in_production_metrics_need_the_token_even_from_loopback(app, client, monkeypatch):
+    # A reverse proxy on the same host makes every request come from loopback.
+    monkeypatch.setitem(app.config, "ENV_NAME", "production")
+    refused = client.get("/metrics")
+    assert refused.status_code == 403 and "METRICS_TOKEN" in refused.get_data(as_text=True)
+    monkeypatch.setitem(app.config, "METRICS_TOKEN", "s3cret-token")
+    assert client.get("/metrics").status_code == 401
+    ok = client.get("/metrics", headers={"Authorization": "Bearer s3cret-token"})
     assert ok.status_code == 200 and "giro_http_requests_total" in ok.get_data(as_text=True)
 
 
@@ -137,7 +138,7 @@ def test_liveness_probes_are_logged_and_counted_only_when_they_fail(app, client,
     def counted() -> float:
         text = client.get("/metrics").get_data(as_text=True)
         return sum(
-            _sample(text, "giro_http_requests_total", method="GET", endpoint=path, status=status)
+            sample(text, "giro_http_requests_total", method="GET", endpoint=path, status=status)
             for status in ("200", "503")
         )
 

@@ -29,7 +29,7 @@ from models.auth import User
 from models.tracker import Issue, Organization, Project
 from models.tracker_fields import MAX_SLUG_LENGTH, SELECT_TYPES, CustomField, CustomFieldValue
 from schemas.fields import CONTROL
-from services import unique
+from services import locks, unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
 from services.rows import DriverRead
 from services.tracker import activity, plans
@@ -126,7 +126,7 @@ def create_field(user: User, slug: str, project_id: uuid.UUID, definition: Field
         )
     options = _check_options(definition.type, definition.options)
     # Lock the project row: two creations at once cannot both pass the count below.
-    db.session.execute(select(Project.id).where(Project.id == project.id).with_for_update())
+    locks.lock_row(Project, project.id)
     count, last = db.session.execute(
         select(func.count(), func.max(CustomField.position)).where(CustomField.project_id == project.id)
     ).one()

@@ -22,7 +22,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from extensions import db
 from models.tracker import FEATURE_NAMES, LIMIT_NAMES, Issue, Membership, Organization, Plan, Project
 from models.tracker_collab import Comment
-from services import unique
+from services import locks, unique
 from services.errors import FieldError, NotFoundError, PlanLimitError, ValidationFailed
 
 DEFAULT_PLAN = "free"
@@ -143,7 +143,7 @@ def ensure_within_limits(organization: Organization, adding: dict[str, int]) -> 
     if not adding:
         return
     # Lock the organization row so concurrent creations cannot both squeeze under the limit.
-    db.session.execute(select(Organization.id).where(Organization.id == organization.id).with_for_update())
+    locks.lock_row(Organization, organization.id)
     counted = [resource for resource in adding if resource in _PROJECT_COUNTERS]
     current: dict[str, int] = {}
     if counted:

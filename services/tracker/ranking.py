@@ -20,6 +20,7 @@ from sqlalchemy import Uuid, bindparam, func, select, text, update
 
 from extensions import db
 from models.tracker import Issue, Project
+from services import locks
 from services.errors import FieldError, ValidationFailed
 
 RANK_STEP = 65536
@@ -32,7 +33,7 @@ def _refuse(field: str, message: str, *, reason: str) -> ValidationFailed:
 
 
 def lock_board(project_id: uuid.UUID) -> None:
-    db.session.execute(select(Project.id).where(Project.id == project_id).with_for_update())
+    locks.lock_row(Project, project_id)
 
 
 def top_rank(project_id: uuid.UUID) -> int:

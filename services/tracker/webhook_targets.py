@@ -23,10 +23,42 @@ class RefusedAddress(Exception):
     """The URL names a place a webhook may not reach."""
 
 
+# NAT64 prefixes (RFC 6052 well-known, RFC 8215 local-use): on an IPv6-only network with
+# DNS64 an address under them reaches the IPv4 address it embeds.
+_NAT64_WELL_KNOWN = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL_USE = ipaddress.ip_network("64:ff9b:1::/48")
+# Where RFC 6052 puts the IPv4 octets for each prefix length (octet 8 is the reserved "u").
+_RFC6052_OCTETS = {48: (6, 7, 9, 10), 56: (7, 9, 10, 11), 64: (9, 10, 11, 12), 96: (12, 13, 14, 15)}
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries to a translator or tunnel: IPv4-compatible,
+    6to4, Teredo (its server and its client) and NAT64. The local-use NAT64 prefix may be any
+    RFC 6052 length, so every layout it allows is returned."""
+    packed = address.packed
+    found: list[ipaddress.IPv4Address] = []
+    if packed[:12] == bytes(12) and int(address) > 1:  # ::a.b.c.d (not :: or ::1)
+        found.append(ipaddress.IPv4Address(packed[12:]))
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)
+    if address in _NAT64_WELL_KNOWN:
+        found.append(ipaddress.IPv4Address(packed[12:]))
+    elif address in _NAT64_LOCAL_USE:
+        found.extend(
+            ipaddress.IPv4Address(bytes(packed[i] for i in octets)) for octets in _RFC6052_OCTETS.values()
+        )
+    return found
+
+
 def _allowed_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:  # ::ffff:a.b.c.d is that IPv4 address, nothing more
+            return _allowed_address(address.ipv4_mapped)
+        # A wrapper must be allowed itself (Teredo never is) and so must what it wraps.
+        if not all(_allowed_address(inner) for inner in _embedded_ipv4(address)):
+            return False
     if address.is_loopback:
         return bool(current_app.config["WEBHOOKS_ALLOW_LOOPBACK"])
     return address.is_global and not address.is_multicast

@@ -27,6 +27,7 @@ from models.base import utcnow
 from models.tracker import Issue, Organization
 from models.tracker_collab import Comment
 from models.tracker_webhooks import WEBHOOK_EVENTS, Webhook, WebhookDelivery
+from services import locks
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
 from services.tracker.access import MANAGE, organization_access
 from services.tracker.webhook_targets import validate_url
@@ -84,7 +85,7 @@ def create_webhook(
     validate_url(url)
     events = _events(events)
     # Serialises creations in one organization, so two at once cannot pass the limit.
-    db.session.execute(select(Organization.id).where(Organization.id == organization_id).with_for_update())
+    locks.lock_row(Organization, organization_id)
     count = db.session.scalar(
         select(func.count()).select_from(Webhook).where(Webhook.organization_id == organization_id)
     )

@@ -110,7 +110,8 @@ def fake_dns(monkeypatch, answers: dict[str, str]) -> None:
 
     def lookup(host, port, *args, **kwargs):
         if host in answers:
-            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (answers[host], port))]
+            family = socket.AF_INET6 if ":" in answers[host] else socket.AF_INET
+            return [(family, socket.SOCK_STREAM, 6, "", (answers[host], port))]
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", lookup)
@@ -184,6 +185,56 @@ def test_a_url_that_is_not_https_or_reaches_a_private_address_is_refused(client,
     body = assert_error(response, 400, "VALIDATION_ERROR")
     assert [detail["field"] for detail in body["details"]] == ["url"], body
     assert client.get(hooks_url(owner), headers=owner.headers).get_json()["webhooks"] == []
+
+
+# IPv6 addresses that wrap a private or metadata IPv4 address: a NAT64 gateway or a 6to4
+# relay delivers them to the address inside.
+WRAPPED_PRIVATE = [
+    "64:ff9b::a00:1",  # NAT64 well-known prefix, 10.0.0.1
+    "64:ff9b::a9fe:a9fe",  # NAT64 well-known prefix, 169.254.169.254
+    "64:ff9b:1::a00:1",  # NAT64 local-use prefix, /96 layout
+    "64:ff9b:1:a00:0:100::",  # NAT64 local-use prefix, RFC 6052 /48 layout, 10.0.0.1
+    "2002:a00:1::",  # 6to4, 10.0.0.1
+    "2002:a9fe:a9fe::",  # 6to4, 169.254.169.254
+    "::a00:1",  # IPv4-compatible, 10.0.0.1
+    "::ffff:a9fe:a9fe",  # IPv4-mapped, 169.254.169.254
+    "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo, client 10.0.0.1
+]
+
+
+@pytest.mark.parametrize("address", WRAPPED_PRIVATE)
+def test_an_ipv6_address_wrapping_a_private_ipv4_address_is_refused_everywhere(
+    client, receiver, monkeypatch, address
+):
+    owner, _people, project = team(client)
+    created = client.post(
+        hooks_url(owner), json={"url": f"https://[{address}]/hook", "events": EVENTS}, headers=owner.headers
+    )
+    assert assert_error(created, 400, "VALIDATION_ERROR")["details"][0]["field"] == "url"
+
+    fake_dns(monkeypatch, {"hooks.example.com": "93.184.216.34"})
+    hook = create_hook(client, owner, "https://hooks.example.com/giro")
+    patched = client.patch(
+        f"{hooks_url(owner)}/{hook['id']}", json={"url": f"https://[{address}]/"}, headers=owner.headers
+    )
+    assert assert_error(patched, 400, "VALIDATION_ERROR")["details"][0]["field"] == "url"
+
+    connections = []
+    monkeypatch.setattr(socket, "create_connection", lambda target, *a, **k: connections.append(target))
+    fake_dns(monkeypatch, {"hooks.example.com": address})  # the name now answers with the wrapper
+    make_issue(client, owner, project)
+    assert connections == []
+    [delivery] = deliveries(client, owner, hook)
+    assert delivery["state"] == "pending" and delivery["error"].startswith("Refused"), delivery
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::5db8:d822", "2002:5db8:d822::"])
+def test_an_ipv6_address_wrapping_a_public_ipv4_address_is_accepted(client, address):
+    owner = register(client)
+    created = client.post(
+        hooks_url(owner), json={"url": f"https://[{address}]/hook", "events": EVENTS}, headers=owner.headers
+    )
+    assert created.status_code == 201, created.get_json()
 
 
 def test_loopback_urls_are_accepted_and_events_are_checked(client):
