@@ -127,6 +127,12 @@ def register_extensions(app: Flask) -> None:
     jwt.init_app(app)
     babel.init_app(app, locale_selector=_select_locale)
     htmx.init_app(app)
+    if app.config["RATELIMIT_STORAGE_URI"].startswith("giro+database"):
+        import services.rate_limits  # noqa: F401 (registers the storage's scheme with the limits library)
+
+        app.config.setdefault("RATELIMIT_STORAGE_OPTIONS", {})["database_url"] = app.config[
+            "SQLALCHEMY_DATABASE_URI"
+        ]
     limiter.init_app(app)
     _run_limiter_hooks_only_where_limits_apply(app)
     if app.config["TRUSTED_PROXIES"]:

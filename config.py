@@ -68,7 +68,7 @@ class Config:
     # Public address used in e-mailed links.
     PUBLIC_URL = os.environ.get("PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 
-    # Tokens (README, "Accounts and sessions": access 24 h, refresh 7 days, 1 day without "remember").
+    # Tokens (docs/security.md, "Accounts and sessions": access 24 h, refresh 7 days, 1 day without "remember").
     JWT_ACCESS_TOKEN_EXPIRES = timedelta(hours=24)
     JWT_REFRESH_TOKEN_EXPIRES = timedelta(days=7)
     JWT_REFRESH_TOKEN_SHORT_EXPIRES = timedelta(days=1)
@@ -100,8 +100,10 @@ class Config:
     MAIL_VIA_JOBS = _bool("MAIL_VIA_JOBS", True)
 
     REDIS_URL = os.environ.get("REDIS_URL") or None
-    # Brute-force protection: failed sign-ins per address and e-mail, reset requests per address.
-    RATELIMIT_STORAGE_URI = REDIS_URL or "memory://"
+    # Brute-force protection: failed sign-ins per address and e-mail, account e-mails per
+    # recipient and client. Without Redis the counters live in the database, so that every
+    # worker process counts against one budget (services/rate_limits.py).
+    RATELIMIT_STORAGE_URI = REDIS_URL or "giro+database://"
     RATELIMIT_HEADERS_ENABLED = True
     # Installations (or test runs) sharing one Redis keep their counters apart.
     RATELIMIT_KEY_PREFIX = os.environ.get("RATELIMIT_KEY_PREFIX", "")
@@ -135,7 +137,9 @@ class Config:
     LOG_REQUESTS = _bool("LOG_REQUESTS", True)
     METRICS_TOKEN = os.environ.get("METRICS_TOKEN") or None
     LOGIN_RATE_LIMIT = os.environ.get("LOGIN_RATE_LIMIT", "10 per 15 minutes")
-    PASSWORD_RESET_RATE_LIMIT = os.environ.get("PASSWORD_RESET_RATE_LIMIT", "5 per hour")
+    # Account e-mails (registration, confirmation link, password reset), per recipient and per client.
+    MAIL_RATE_LIMIT = os.environ.get("MAIL_RATE_LIMIT", "5 per hour")
+    MAIL_CLIENT_RATE_LIMIT = os.environ.get("MAIL_CLIENT_RATE_LIMIT", "20 per hour")
     # Reverse proxies in front of the app whose X-Forwarded-For is trusted (0 = none).
     TRUSTED_PROXIES = int(os.environ.get("TRUSTED_PROXIES", "0"))
     # The retailer's business day (sales dates, "today", batch weeks).

@@ -137,10 +137,37 @@ def login_throttle(view):
     return guarded
 
 
-def reset_throttle(view):
-    """Bound password-reset e-mails per address, whatever the outcome."""
-    limited = limiter.limit(
-        lambda: current_app.config["PASSWORD_RESET_RATE_LIMIT"], key_func=get_remote_address, scope="reset"
+def _mail_recipient() -> str:
+    """Whom an account e-mail would reach: the address in the body or form, else the
+    signed-in account's (a new confirmation link)."""
+    body = request.get_json(silent=True) if request.is_json else None
+    email = body.get("email") if isinstance(body, dict) else request.form.get("email")
+    if not email and g.get("_jwt_extended_jwt_user"):
+        email = g._jwt_extended_jwt_user["loaded_user"].email
+    return str(email or "").strip().lower()
+
+
+def _could_send_mail(response) -> bool:
+    return request.method == "POST" and response.status_code < 400
+
+
+def mail_throttle(view):
+    """Bound the account e-mails (registration, address confirmation, password reset), one
+    budget for every form and API that sends them: per recipient (``MAIL_RATE_LIMIT``), so
+    nobody can flood a mailbox, and per client (``MAIL_CLIENT_RATE_LIMIT``), so nobody can
+    spray many. A request counts when it could have sent one (a POST answered below 400), whether
+    or not the address has an account, so the answers never tell which do."""
+    limited = limiter.shared_limit(
+        lambda: current_app.config["MAIL_RATE_LIMIT"],
+        scope="account-mail",
+        key_func=_mail_recipient,
+        deduct_when=_could_send_mail,
     )(view)
+    limited = limiter.shared_limit(
+        lambda: current_app.config["MAIL_CLIENT_RATE_LIMIT"],
+        scope="account-mail-client",
+        key_func=get_remote_address,
+        deduct_when=_could_send_mail,
+    )(limited)
     setattr(limited, THROTTLED, True)
     return limited

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Index, String, Uuid, text
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Uuid, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from extensions import db
@@ -131,3 +131,16 @@ class RevokedAccessToken(db.Model):
 
     jti: Mapped[str] = mapped_column(String(64), primary_key=True)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
+
+
+class RateLimitCounter(db.Model):
+    """One rate-limit budget's count in its current window (sign-in failures, account e-mails),
+    kept here when no Redis is configured, so that every worker process and host counts
+    against the same budget (``services.rate_limits``)."""
+
+    __tablename__ = "rate_limit_counters"
+
+    key: Mapped[str] = mapped_column(String(700), primary_key=True)
+    hits: Mapped[int] = mapped_column(Integer)
+    # Seconds since the epoch, the clock of the ``limits`` library that reads it.
+    expires_at: Mapped[float] = mapped_column(Float, index=True)

@@ -6,7 +6,7 @@ from flask import Blueprint, redirect, request, url_for
 from flask_jwt_extended import current_user, get_jwt, set_access_cookies, unset_jwt_cookies
 from marshmallow import ValidationError
 
-from blueprints.common import login_throttle, reset_throttle
+from blueprints.common import login_throttle, mail_throttle
 from blueprints.pages.common import page_login_required, refused, render_page, safe_next
 from schemas.auth import (
     IDIOMAS,
@@ -65,7 +65,7 @@ def logout():
 
 
 @blp.route("/forgot-password", methods=["GET", "POST"])
-@reset_throttle
+@mail_throttle
 def forgot_password():
     if request.method == "GET":
         return render_page("account/forgot.html", form={}, errors={}, sent=False)
@@ -129,7 +129,7 @@ def profile():
 
 @blp.route("/perfil/confirmar-email", methods=["POST"])
 @page_login_required()
-@reset_throttle
+@mail_throttle
 def resend_verification():
     identity.resend_verification(current_user)
     return render_page(

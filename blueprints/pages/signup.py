@@ -12,6 +12,7 @@ from flask import Blueprint, request
 from flask_jwt_extended import set_access_cookies
 from marshmallow import ValidationError
 
+from blueprints.common import mail_throttle
 from blueprints.pages.common import refused, render_page
 from schemas.tracker.accounts import RegisterRequest
 from services.errors import DomainError
@@ -21,6 +22,7 @@ blp = Blueprint("signup", __name__)
 
 
 @blp.route("/signup", methods=["GET", "POST"])
+@mail_throttle
 def signup():
     if request.method == "GET":
         return render_page("account/signup.html", form={}, errors={})

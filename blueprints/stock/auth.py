@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask_jwt_extended import current_user, get_current_user
 
-from blueprints.common import login_throttle, presented_access_claims, reset_throttle, stock_auth_required
+from blueprints.common import login_throttle, mail_throttle, presented_access_claims, stock_auth_required
 from blueprints.parsing import Blueprint
 from blueprints.responses import json_response
 from extensions import db
@@ -92,9 +92,13 @@ def me():
 
 
 @blp.route("/password/forgot", methods=["POST"])
-@reset_throttle
+@mail_throttle
 @blp.arguments(ForgotPasswordRequest)
 @blp.response(200, MessageResponse)
+@blp.alt_response(
+    429,
+    description="E-mails demais para este endereço ou deste cliente; tente de novo mais tarde (Retry-After)",
+)
 def forgot_password(body):
     """Pedir um link de redefinição. A resposta é a mesma exista ou não a conta."""
     auth_service.request_password_reset(body["email"])

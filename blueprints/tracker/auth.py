@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask_jwt_extended import current_user
 
-from blueprints.common import auth_required, login_throttle, presented_access_claims, reset_throttle
+from blueprints.common import auth_required, login_throttle, mail_throttle, presented_access_claims
 from blueprints.parsing import Blueprint
 from extensions import db
 from schemas.common import TrackerError
@@ -26,9 +26,13 @@ blp = Blueprint("tracker_auth", __name__, url_prefix="/auth", description="Accou
 
 
 @blp.route("/register", methods=["POST"])
+@mail_throttle
 @blp.arguments(RegisterRequest, error_status_code=400)
 @blp.response(201, RegisterResponse)
 @blp.alt_response(400, schema=TrackerError, description="Invalid fields (password: at least 8 characters)")
+@blp.alt_response(
+    429, schema=TrackerError, description="RATE_LIMITED: too many e-mails to this address or from this client"
+)
 def register(body):
     """Create an account with its own organization (as `owner`, on the `free` plan) and a default workspace.
 
@@ -73,10 +77,12 @@ def verify_email(body):
 
 @blp.route("/resend-verification", methods=["POST"])
 @auth_required()
-@reset_throttle
+@mail_throttle
 @blp.response(204)
 @blp.alt_response(401, schema=TrackerError, description="UNAUTHORIZED")
-@blp.alt_response(429, schema=TrackerError, description="RATE_LIMITED (Retry-After)")
+@blp.alt_response(
+    429, schema=TrackerError, description="RATE_LIMITED: too many e-mails to this address or from this client"
+)
 def resend_verification():
     """Send another confirmation link for the signed-in account's unproven address."""
     identity.resend_verification(current_user)
