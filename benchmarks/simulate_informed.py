@@ -27,7 +27,7 @@ With ``sales`` it does not read the stock itself: a size a store was never
 given is more often one nobody buys there than the prior says (the simulator
 allocates stock by demand, as buyers do), and this estimate keeps the prior's
 chance for it. Its figures are a floor of what the sales can tell, not a
-bound (``docs/engine.md`` §8, ninth round).
+bound (``docs/engine.md`` §8, "Figures").
 """
 
 from __future__ import annotations

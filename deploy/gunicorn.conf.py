@@ -1,6 +1,6 @@
 """Production gunicorn settings: ``gunicorn -c deploy/gunicorn.conf.py "app:create_app()"``.
 
-One of these per app host, behind the load balancer (README, "Production layout").
+One of these per app host, behind the load balancer (docs/operations.md, "Production layout").
 Environment (see ``deploy/giro.env.example``): ``GIRO_BIND`` (default 0.0.0.0:8000),
 ``GIRO_WEB_WORKERS`` (default 2 x cores + 1), ``PROMETHEUS_MULTIPROC_DIR`` (default
 /run/giro/prometheus, emptied at start).

@@ -1,4 +1,4 @@
-"""Profile changes of the stock dialect, with the role rules documented in the README."""
+"""Profile changes of the stock dialect, with the role rules documented in docs/security.md."""
 
 from __future__ import annotations
 

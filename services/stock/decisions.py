@@ -1,6 +1,6 @@
 """The state machine of the decisions: one recommendation, a list of them, or every match of a filter.
 
-States (README, "Remanejamento: batches and the engine"): ``pendente`` → ``aprovada``
+States (docs/batches.md, "Decision states and roles"): ``pendente`` → ``aprovada``
 (aprovar) → ``executada`` (executar); ``pendente`` or ``aprovada`` → ``recusada``
 (recusar). The veto is orthogonal: ``vetar`` marks a ``pendente`` or ``aprovada``
 recommendation, which then cannot be approved or executed until ``restaurar``.

@@ -69,7 +69,7 @@ RULE_FIELDS: tuple[RuleField, ...] = (
     RuleField("custoKm", "custo_km", 1, minimum=0, maximum=10_000),
     # What each moved unit must add (net of its origin's loss and its share of the trip), in the
     # same thousandths. At 0 every pair that nets anything passes and the simulator's batches lost
-    # half their expected sales (docs/engine.md §8, eighth round); 10 is the lowest measured sound.
+    # half their expected sales (benchmarks/simulate_engine.py); 10 is the lowest measured sound.
     RuleField("ganhoMinimo", "ganho_minimo", round(MIN_GAIN_PER_UNIT * 1000), minimum=10, maximum=1_000),
 )
 # What one unit of custoEnvio, custoKm and ganhoMinimo is worth, in expected units sold.

@@ -1,6 +1,6 @@
 """A newcomer's first hour in a real browser: sign up, confirm, start a project, open an issue,
 mention a colleague, and the colleague finds it in the inbox. Plus the demo's timeline and inbox,
-which the README's screenshots show."""
+which docs/pages-tracker.md's screenshots show."""
 
 from __future__ import annotations
 
