@@ -34,7 +34,7 @@ class DatabaseStorage(Storage):
 
     def __init__(self, uri: str | None = None, wrap_exceptions: bool = False, **options) -> None:
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
-        self.engine: Engine = create_engine(str(options["database_url"]), pool_size=2, max_overflow=4)
+        self.engine: Engine = create_engine(str(options["database_url"]))
         self.dialect = self.engine.dialect.name
         self._hits = 0
 
