@@ -106,10 +106,6 @@ def app(tmp_path_factory):
             "ARGON2_MEMORY_COST": 1024,
             "SUPERADMIN_EMAIL": SUPERADMIN_EMAIL,
             "SMTP_HOST": None,
-            # The test's own transaction holds SQLite's write lock, which the database-backed
-            # counters would wait for: in-process tests count in memory; the process tests
-            # (tests/test_soak.py) prove the database-backed counters.
-            "RATELIMIT_STORAGE_URI": "memory://",
             "JOBS_SPOOL_DIR": str(tmp_path_factory.mktemp("spool")),
         }
     )
