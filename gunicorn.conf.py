@@ -1,11 +1,11 @@
 """gunicorn settings, read from the working directory (``make run``, the README's deploy line).
 
-gunicorn refuses an oversized request line or header field itself, with an HTML
-page, before the app sees the request. The app refuses anything past its own,
-lower limits (``security.py``: a 4 KiB URL, 8 KiB of headers in all) with 414 or
-431 in the dialect of the service, so only a request line past 8190 bytes (the
-most gunicorn allows), a single header field past 16 KiB or more than 100 header
-fields gets gunicorn's HTML.
+gunicorn refuses an oversized request line or header field itself, before the app
+sees the request. The app refuses anything past its own, lower limits
+(``security.py``: a 4 KiB URL, 8 KiB of headers in all) with 414 or 431 in the
+dialect of the service; a request line past 8190 bytes (the most gunicorn allows),
+a single header field past 16 KiB or more than 100 header fields gets gunicorn's
+answer, in JSON with both dialects' members (``security.answer_gunicorn_refusals_in_json``).
 
 Metrics: gunicorn's workers are separate processes, so prometheus-client keeps
 their samples in ``PROMETHEUS_MULTIPROC_DIR`` (``instance/prometheus`` of the working directory unless set)
@@ -23,6 +23,9 @@ limit_request_field_size = 16384
 
 
 def on_starting(_server):
+    import security
+
+    security.answer_gunicorn_refusals_in_json()
     # Set in the master before it forks the workers (they import the app after the fork).
     folder = Path(
         os.environ.setdefault(

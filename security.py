@@ -9,6 +9,8 @@ gunicorn (``gunicorn.conf.py``), which would otherwise answer in HTML.
 
 from __future__ import annotations
 
+import json
+
 from flask import Flask, request
 from werkzeug.exceptions import RequestHeaderFieldsTooLarge, RequestURITooLarge
 
@@ -103,3 +105,37 @@ def harden_cookies(config: dict) -> None:
     if config["ENV_NAME"] == "production":
         config["JWT_COOKIE_SECURE"] = True
         config["SESSION_COOKIE_SECURE"] = True
+
+
+# What gunicorn refuses before any service sees the request, by status: the codes of both dialects.
+_GUNICORN_CODES = {
+    403: "FORBIDDEN",
+    414: "URI_TOO_LONG",
+    417: "EXPECTATION_FAILED",
+    431: "HEADERS_TOO_LARGE",
+    500: "INTERNAL_ERROR",
+    501: "NOT_IMPLEMENTED",
+}
+
+
+def answer_gunicorn_refusals_in_json() -> None:
+    """gunicorn answers itself what it refuses to parse (a request line or header past its
+    limits, a malformed request), with an HTML page. Its page becomes JSON carrying both
+    dialects' members: no path was read, so the service, and its dialect, is unknown.
+    Called from ``gunicorn.conf.py`` in the master, before the workers fork."""
+    from gunicorn import util
+
+    def write_error(sock, status_int: int, reason: str, mesg: str) -> None:
+        from errors import STOCK_TEXT
+
+        code = _GUNICORN_CODES.get(status_int, "BAD_REQUEST")
+        body = json.dumps(
+            {"detail": STOCK_TEXT.get(code, mesg), "error": code, "message": mesg}, ensure_ascii=False
+        ).encode()
+        head = (
+            f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        util.write_nonblock(sock, head.encode("latin-1") + body)
+
+    util.write_error = write_error

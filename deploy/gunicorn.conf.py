@@ -28,6 +28,9 @@ limit_request_field_size = 16384
 
 
 def on_starting(_server):
+    import security
+
+    security.answer_gunicorn_refusals_in_json()
     # Set in the master before it forks the workers (they import the app after the fork).
     folder = Path(os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", "/run/giro/prometheus"))
     shutil.rmtree(folder, ignore_errors=True)

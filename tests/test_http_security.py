@@ -3,7 +3,10 @@ live under, methods, media types, request bodies and oversized requests."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from app import create_app
 from security import MAX_HEADER_BYTES, MAX_URL_BYTES
 from tests.factories import PASSWORD, auth_headers, make_user
+from tests.servers import free_port, start_gunicorn, stop
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 STATIC_JS = Path(__file__).resolve().parents[1] / "static" / "js"
@@ -208,6 +212,45 @@ def test_gunicorn_refuses_only_what_the_app_would_refuse_anyway():
     # A single header field the app would refuse as a whole reaches the app.
     assert settings["limit_request_field_size"] > MAX_HEADER_BYTES
     assert settings["limit_request_fields"] >= 100
+
+
+def _raw(port: int, request: bytes) -> tuple[str, dict[str, str], bytes]:
+    """Send bytes as they are (no client would send these) and read the whole answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(request)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    return status, {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}, body
+
+
+@pytest.mark.committing
+def test_what_gunicorn_refuses_itself_is_answered_in_json(app, tmp_path):
+    env = {
+        **os.environ,
+        "DATABASE_URL": app.config["SQLALCHEMY_DATABASE_URI"],
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "prometheus"),
+    }
+    port = free_port()
+    server = start_gunicorn(env, port)
+    try:
+        line_status, line_headers, line_body = _raw(
+            port, b"GET /tracker/api/v1/workspaces?q=" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
+        field_status, field_headers, field_body = _raw(
+            port, b"GET /api/v1/lojas HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"p" * 17000 + b"\r\n\r\n"
+        )
+    finally:
+        stop(server)
+    assert line_status.startswith("HTTP/1.1 414") and line_headers["content-type"] == "application/json"
+    line = json.loads(line_body)
+    assert line["detail"] == "URL longa demais" and line["error"] == "URI_TOO_LONG"
+    assert "too large" in line["message"]
+    assert field_status.startswith("HTTP/1.1 431") and field_headers["content-type"] == "application/json"
+    refused = json.loads(field_body)
+    assert refused["detail"] == "Cabeçalhos grandes demais" and refused["error"] == "HEADERS_TOO_LARGE"
 
 
 def test_production_sends_cookies_over_https_only(tmp_path):
