@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from marshmallow import fields, utils
-from marshmallow.validate import Length, OneOf, Range
+from marshmallow.validate import Length, OneOf, Range, Regexp
 
 # C0 and C1 control characters, DEL, and surrogates (only lone ones survive JSON decoding).
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
@@ -40,6 +40,9 @@ SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
 EMAIL_MAX_LENGTH = 254
 EMAIL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*\\.[^\\u0000-\\u001f\\u007f-\\u009f.]{2,}$"
 MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
+# White space that ``str.strip`` removes and no control-character check refuses (ECMAScript's
+# ``\\s`` less the controls and U+FEFF, which Python does not count as space).
+_TRIMMED = "[^\\S\\u0000-\\u001f\\u007f-\\u009f\\ufeff]"
 
 # Base-10 digits as text (no "1_000", no "١٢"); longer ones cannot pass any range here.
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,30}")
@@ -61,6 +64,20 @@ def _validators(first: list, extra: Any) -> list:
     if extra is None:
         return first
     return first + (list(extra) if isinstance(extra, list | tuple) else [extra])
+
+
+def _documented_pattern(validators: list) -> str | None:
+    """A ``Regexp`` validator's rule as a JSON Schema pattern, so a client knows it in advance.
+
+    The text is trimmed before the validator sees it, so the pattern allows the white space
+    ``str.strip`` removes around it; ECMAScript has no ``\\Z``. The rules these validators
+    state (slugs, keys, colours) hold no control character, so this pattern says all the
+    field's default one does."""
+    for validator in validators:
+        if isinstance(validator, Regexp):
+            core = validator.regex.pattern.removeprefix("^").removesuffix("\\Z").removesuffix("$")
+            return f"^{_TRIMMED}*(?:{core}){_TRIMMED}*$"
+    return None
 
 
 class Text(fields.String):
@@ -97,8 +114,12 @@ class Text(fields.String):
         length = Length(min=min_length, max=max_length)
         # The refused characters, in the document too (a client generated from it knows them).
         metadata = kwargs.pop("metadata", None) or {}
-        metadata.setdefault("pattern", MULTILINE_PATTERN if multiline else SINGLE_LINE_PATTERN)
-        super().__init__(validate=_validators([length], validate), metadata=metadata, **kwargs)
+        validators = _validators([length], validate)
+        metadata.setdefault(
+            "pattern",
+            _documented_pattern(validators) or (MULTILINE_PATTERN if multiline else SINGLE_LINE_PATTERN),
+        )
+        super().__init__(validate=validators, metadata=metadata, **kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs) -> str:
         text = super()._deserialize(value, attr, data, **kwargs)

@@ -39,8 +39,9 @@ class CommentWrite(TrackerSchema):
         validate=_not_blank,
         metadata={
             "description": (
-                "Markdown, kept as written. `@address` (`@ana@loja.com.br`) mentions a member of the "
-                "organization by e-mail address, except inside code."
+                "Markdown, kept as written; not blank (white space alone is refused). `@address` "
+                "(`@ana@loja.com.br`) mentions a member of the organization by e-mail address, "
+                "except inside code."
             )
         },
     )
@@ -118,8 +119,17 @@ class NotificationQuery(PageQuery):
 
 
 class MarkRead(TrackerSchema):
-    ids = List(fields.UUID(), max_items=MAX_READ_IDS, metadata={"description": "These notifications"})
-    everything = Boolean(data_key="all", metadata={"description": "`true`: every notification of mine"})
+    ids = List(
+        fields.UUID(),
+        max_items=MAX_READ_IDS,
+        metadata={"description": "These notifications. Send either `ids` or `all: true`, not both"},
+    )
+    everything = Boolean(
+        data_key="all",
+        metadata={
+            "description": "`true`: every notification of mine (`false` is refused). Or `ids`, not both"
+        },
+    )
 
     @validates_schema
     def _one_of(self, data, **_kwargs) -> None:

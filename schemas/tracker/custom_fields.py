@@ -21,7 +21,8 @@ from services.tracker.custom_fields import (
 MAX_OPTIONS = 100
 OPTION_LENGTH = 100
 VALUE_DESCRIPTION = (
-    "Keyed by the field's slug (its id is accepted too on input). By type: text a string "
+    "Keyed by the field's slug (a-z, 0-9 and `_`, at most 64 characters; its id is accepted too "
+    "on input; any other key is refused naming it). By type: text a string "
     f"(at most {MAX_TEXT_LENGTH} characters; blank clears), number a JSON number (|n| <= 1e15), "
     "date `YYYY-MM-DD`, select one of the field's options, multi_select a list of them. `null` "
     "clears a value; fields left out keep theirs. Read back with every field of the project, "
