@@ -36,13 +36,10 @@ CONTROL_MESSAGE = "Must not contain control characters or invalid Unicode."
 # CONTROL and CONTROL_MULTILINE as JSON Schema patterns, for the OpenAPI documents. Lone
 # surrogates are left out: no valid JSON text holds one, and many regex engines (Rust's,
 # ECMAScript's without the `u` flag) cannot name them in a class.
-SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$"
+SINGLE_LINE_ALLOWED = "[^\\u0000-\\u001f\\u007f-\\u009f]"
 EMAIL_MAX_LENGTH = 254
 EMAIL_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f]*\\.[^\\u0000-\\u001f\\u007f-\\u009f.]{2,}$"
-MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
-# White space that ``str.strip`` removes and no control-character check refuses (ECMAScript's
-# ``\\s`` less the controls and U+FEFF, which Python does not count as space).
-_TRIMMED = "[^\\S\\u0000-\\u001f\\u007f-\\u009f\\ufeff]"
+MULTILINE_ALLOWED = "[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]"
 
 # Base-10 digits as text (no "1_000", no "١٢"); longer ones cannot pass any range here.
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,30}")
@@ -66,17 +63,25 @@ def _validators(first: list, extra: Any) -> list:
     return first + (list(extra) if isinstance(extra, list | tuple) else [extra])
 
 
-def _documented_pattern(validators: list) -> str | None:
-    """A ``Regexp`` validator's rule as a JSON Schema pattern, so a client knows it in advance.
+def text_pattern(multiline: bool, *, not_blank: bool) -> str:
+    """The characters a text may hold; with ``not_blank``, at least one that is not white space
+    (the text is trimmed before its minimum length is checked)."""
+    allowed = MULTILINE_ALLOWED if multiline else SINGLE_LINE_ALLOWED
+    if not not_blank:
+        return f"^{allowed}*$"
+    # U+FEFF is no space to ``str.strip``, though ECMAScript's ``\\s`` counts it.
+    visible = "(?:" + allowed.replace("[^", "[^\\s", 1) + "|\\ufeff)"
+    return f"^{allowed}*{visible}{allowed}*$"
 
-    The text is trimmed before the validator sees it, so the pattern allows the white space
-    ``str.strip`` removes around it; ECMAScript has no ``\\Z``. The rules these validators
-    state (slugs, keys, colours) hold no control character, so this pattern says all the
-    field's default one does."""
+
+def _documented_pattern(validators: list) -> str | None:
+    """A ``Regexp`` validator's rule as a JSON Schema pattern (ECMAScript has no ``\\Z``), so a
+    client knows it in advance. Such rules (slugs, keys, colours) hold no control character,
+    so this pattern says all the field's default one does."""
     for validator in validators:
         if isinstance(validator, Regexp):
             core = validator.regex.pattern.removeprefix("^").removesuffix("\\Z").removesuffix("$")
-            return f"^{_TRIMMED}*(?:{core}){_TRIMMED}*$"
+            return f"^(?:{core})$"
     return None
 
 
@@ -104,20 +109,20 @@ class Text(fields.String):
         validate: Any = None,
         **kwargs: Any,
     ):
+        validators = _validators([Length(min=min_length, max=max_length)], validate)
+        rule = _documented_pattern(validators)
         self.max_length = max_length
         self.min_length = min_length
         self.multiline = multiline
-        self.strip = strip
+        # A value checked against a stated pattern is taken as sent: trimmed, " #aabbcc" would be
+        # accepted though the document (and its maxLength) says otherwise.
+        self.strip = strip and rule is None
         # The Length validator documents the bounds (minLength / maxLength); the checks run
-        # in _deserialize, on the trimmed text and before any other validator (an e-mail
-        # pattern never scans a megabyte).
-        length = Length(min=min_length, max=max_length)
-        # The refused characters, in the document too (a client generated from it knows them).
+        # in _deserialize, before any other validator (an e-mail pattern never scans a
+        # megabyte). The refused characters are in the document too.
         metadata = kwargs.pop("metadata", None) or {}
-        validators = _validators([length], validate)
         metadata.setdefault(
-            "pattern",
-            _documented_pattern(validators) or (MULTILINE_PATTERN if multiline else SINGLE_LINE_PATTERN),
+            "pattern", rule or text_pattern(multiline, not_blank=bool(min_length) and self.strip)
         )
         super().__init__(validate=validators, metadata=metadata, **kwargs)
 
@@ -126,10 +131,12 @@ class Text(fields.String):
         if (CONTROL_MULTILINE if self.multiline else CONTROL).search(text):
             raise self.make_error("control")
         raw_length = len(text)
+        # The maximum holds for the text as sent, as the document's maxLength says; the minimum
+        # for the text trimmed (white space alone is blank).
+        if raw_length > self.max_length:
+            raise self.make_error("too_long", max=self.max_length)
         if self.strip:
             text = text.strip()
-        if len(text) > self.max_length:
-            raise self.make_error("too_long", max=self.max_length)
         if self.min_length and len(text) < self.min_length:
             # Only spaces is not "too short" to the person who typed them.
             raise self.make_error("blank" if raw_length and not text else "too_short", min=self.min_length)

@@ -331,7 +331,10 @@ class RegrasPayload(StockSchema):
         max_items=MAX_LOJAS_BLOQUEADAS,
         load_default=list,
         data_key="lojasBloqueadas",
-        metadata={"description": "Store ids (uuid) never used as origin or destination"},
+        metadata={
+            "description": "Ids (uuid) of existing stores never used as origin or destination; an id "
+            "that names no store is refused (422 at its index)"
+        },
     )
     marcas_bloqueadas = List(
         Text(min_length=1, max_length=100),

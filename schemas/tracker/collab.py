@@ -7,7 +7,7 @@ from marshmallow import ValidationError, fields, validates_schema
 
 from models.tracker_collab import ACTIVITY_KINDS, NOTIFICATION_KINDS
 from schemas.common import TrackerSchema
-from schemas.fields import Boolean, List
+from schemas.fields import Boolean, List, text_pattern
 from schemas.tracker.accounts import MyOrganization
 from schemas.tracker.common import PageQuery, markdown_field, name_field
 from schemas.tracker.tenancy import Workspace
@@ -38,11 +38,12 @@ class CommentWrite(TrackerSchema):
         required=True,
         validate=_not_blank,
         metadata={
+            "pattern": text_pattern(multiline=True, not_blank=True),
             "description": (
                 "Markdown, kept as written; not blank (white space alone is refused). `@address` "
                 "(`@ana@loja.com.br`) mentions a member of the organization by e-mail address, "
                 "except inside code."
-            )
+            ),
         },
     )
 
