@@ -64,9 +64,9 @@ from services.stock.engine import (
     recommend,
     shipment_cost,
 )
+from services.stock.engine_cells import cell_values
 from services.stock.engine_contract import MIN_GAIN_PER_UNIT, EngineInput, EngineOutput, EngineRules
 from services.stock.engine_demand import estimate_demand
-from services.stock.engine_plan import cell_values
 
 HISTORY_DAYS = 30
 RECENT_DAYS = 7

@@ -31,6 +31,9 @@ def worker_command(burst: bool, name: str | None) -> None:
     _require_redis()
     from rq import Worker
 
+    # A worker runs jobs of every kind: every module registering one is imported before the first.
+    from services import job_kinds  # noqa: F401
+
     app = current_app._get_current_object()
 
     class AppWorker(Worker):
@@ -47,8 +50,8 @@ def worker_command(burst: bool, name: str | None) -> None:
 # What ``flask scheduler`` queues, and when (cron syntax).
 SCHEDULE = (
     ("services.stock.partitions:cadence_tick", "0 * * * *"),
-    ("services.job_kinds:webhooks_tick", "* * * * *"),
-    ("services.job_kinds:notifications_tick", "*/5 * * * *"),
+    ("services.tracker.webhook_delivery:webhooks_tick", "* * * * *"),
+    ("services.tracker.notification_mail:notifications_tick", "*/5 * * * *"),
 )
 
 

@@ -13,14 +13,13 @@ from extensions import db
 from models.auth import User
 from models.jobs import Job
 from services import auth as auth_service
-from services import jobs
+from services import job_kinds
 from services.errors import NotFoundError
 from services.stock.access import has_stock_access
 
 
 def get_job(job_id: uuid.UUID, actor: User, service: str) -> Job:
     """A job the actor may read, seen from ``service``'s API (``stock`` or ``tracker``)."""
-    jobs.load_kinds()
     job = db.session.get(Job, job_id)
     if job is None or not _may_read(actor, job, service):
         raise NotFoundError("Job not found", reason="job_not_found")
@@ -28,7 +27,7 @@ def get_job(job_id: uuid.UUID, actor: User, service: str) -> Job:
 
 
 def _may_read(actor: User, job: Job, service: str) -> bool:
-    spec = jobs.KINDS.get(job.kind)
+    spec = job_kinds.kind(job.kind)
     if spec is None:
         return False
     if service == "stock" and not has_stock_access(actor):

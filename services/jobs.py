@@ -17,12 +17,15 @@ kind is written so that running it twice does the work once (batch generation
 refreshes the week's batch keeping every decision, imports replace what the
 file names), and ``lock_key`` keeps a second request for the same work (the
 batch of one week) from queueing a second job while one is queued or running.
+
+Each kind registers itself here (``@job_kind``) from the module whose work it
+runs, and that module asks for it: this module imports none of them.
+``services.job_kinds`` imports them all, for what reads or runs jobs of any kind.
 """
 
 from __future__ import annotations
 
 import contextvars
-import importlib
 import logging
 import shutil
 import time
@@ -92,6 +95,7 @@ class JobKind:
     after_finish: Callable[[Job], None] | None = None  # e.g. remove an uploaded file
 
 
+# Every kind registered so far, by name (``services.job_kinds`` registers them all).
 KINDS: dict[str, JobKind] = {}
 
 
@@ -110,11 +114,6 @@ def job_kind(
         return fn
 
     return register
-
-
-def load_kinds() -> None:
-    """Import the module registering every kind (by name: it imports this one)."""
-    importlib.import_module("services.job_kinds")
 
 
 # ---------------------------------------------------------------------------
@@ -137,7 +136,6 @@ def enqueue(
     Permission checks belong to the caller, the service that knows the work.
     ``dispatch=False`` leaves the running to the caller (the CLI's foreground runs).
     """
-    load_kinds()
     if kind not in KINDS:
         raise ValueError(f"unknown job kind {kind!r}")
     if lock_key is not None:
@@ -300,7 +298,6 @@ def _run_job(job_id: uuid.UUID, *, reraise: bool, listener: Callable[[int, str],
     engine retries only jobs whose process died, which find their row unfinished.
     The CLI, running a job in the foreground, passes ``reraise`` and a progress ``listener``.
     """
-    load_kinds()
     job = db.session.get(Job, job_id, with_for_update=True)
     if job is None or job.finished:
         db.session.rollback()

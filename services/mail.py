@@ -1,17 +1,23 @@
-"""Outgoing e-mail: SMTP when configured, otherwise the message goes to the log."""
+"""Outgoing e-mail: SMTP when configured, otherwise the message goes to the log; sent at once,
+or by a background job (kind ``email``) once the caller's transaction commits."""
 
 from __future__ import annotations
 
 import logging
 import smtplib
 from email.message import EmailMessage
+from typing import Any
 
 from blinker import Namespace
 from flask import current_app
 
+from services import jobs
+
 log = logging.getLogger("giro.mail")
 # Sent with the message for every mail, delivered or logged (tests and audits listen).
 mail_sent = Namespace().signal("mail-sent")
+
+KIND = "email"
 
 
 def send_mail(to: str, subject: str, body: str) -> None:
@@ -39,6 +45,10 @@ def queue_mail(to: str, subject: str, body: str) -> None:
     if not current_app.config["MAIL_VIA_JOBS"]:
         send_mail(to, subject, body)
         return
-    from services import jobs
+    jobs.enqueue(KIND, {"to": to, "subject": subject, "body": body}, actor=None)
 
-    jobs.enqueue("email", {"to": to, "subject": subject, "body": body}, actor=None)
+
+@jobs.job_kind(KIND, service="tracker", sensitive=True)
+def run_email(context: jobs.JobContext) -> dict[str, Any]:
+    send_mail(context.params["to"], context.params["subject"], context.params["body"])
+    return {"enviado": True}

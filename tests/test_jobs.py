@@ -386,3 +386,11 @@ def test_enqueue_call_runs_any_service_function(ctx):
     assert job.kind == "call" and job.state == "done"
     with pytest.raises(ValueError):
         jobs.enqueue_call("no-colon")
+
+
+def test_the_catalogue_of_kinds_imports_every_module_that_registers_one():
+    from services import job_kinds, jobs
+
+    registering = {module.__name__ for module in job_kinds.REGISTERING} | {jobs.__name__}
+    assert {kind.run.__module__ for kind in jobs.KINDS.values()} <= registering
+    assert sorted(jobs.KINDS) == ["call", "email", "importacao", "lote", "notificacoes", "webhooks"]

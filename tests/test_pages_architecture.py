@@ -1,5 +1,6 @@
-"""How the pages are put together: services gate them as they gate the APIs, page modules
-hold no SQL and no import cycles, and every reason a service refuses with has pt-BR text."""
+"""How the application is put together: services gate the pages as they gate the APIs, page
+modules hold no SQL, no module imports another that imports it back, no service function runs
+over 80 lines, and every reason a service refuses with has pt-BR text."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from tests.conftest import IsolatedClient
 from tests.factories import PASSWORD, make_user
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_PARTY = ("app", "blueprints", "config", "errors", "extensions", "models", "schemas", "services")
 # The classes a service refuses with (``services/errors.py`` and their subclasses).
 DOMAIN_ERRORS = {
     "DomainError",
@@ -156,49 +156,85 @@ def test_the_structural_check_sees_a_camel_case_body():
     assert _camel_keys(tree) == [2, 5]
 
 
+# --- imports and size --------------------------------------------------------------------------
+
+# The application: these packages, and the modules beside them at the top of the tree.
+APPLICATION_PACKAGES = ("blueprints", "models", "schemas", "services")
+APPLICATION_MODULES = ("app", "config", "database", "errors", "extensions", "observability", "security")
+# A service function longer than this does more than one job.
+FUNCTION_LINES_MAX = 80
+
+Sources = dict[str, tuple[Path, ast.Module]]
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def test_blueprints_and_services_import_without_cycles():
-    modules = {}
-    for folder in ("blueprints", "services", "models", "schemas"):
-        for path, tree in _sources(folder):
-            modules[_module_name(path)] = (path, tree)
+def _application_sources() -> Sources:
+    modules = {
+        _module_name(path): (path, tree) for folder in APPLICATION_PACKAGES for path, tree in _sources(folder)
+    }
+    for name in APPLICATION_MODULES:
+        path = ROOT / f"{name}.py"
+        modules[name] = (path, ast.parse(path.read_text(), filename=str(path)))
+    return modules
+
+
+def _typing_only(tree: ast.Module) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:``: imports for annotations, which never run."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
+
+
+def _imported(node: ast.AST, package: str, known: Sources) -> list[str]:
+    """The modules ``node`` imports: an import statement, at the top of the module or inside a
+    function (deferred, but the cycle is the same), or ``importlib.import_module("name")``."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parts = package.split(".")
+            base = ".".join([*parts[: len(parts) - node.level + 1], base]).strip(".")
+        # ``from package import module`` imports the module.
+        return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+    if (
+        isinstance(node, ast.Call)
+        and _called(node) == "import_module"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
+        return [node.args[0].value]
+    return []
+
+
+def _import_graph(modules: Sources) -> dict[str, set[str]]:
+    """Which application modules each one imports. A package's ``__init__`` runs before any of
+    its modules, so importing a module is no edge to its package."""
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, (path, tree) in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        # Imports for annotations only (``if TYPE_CHECKING:``) never run: not an edge.
-        typing_only = {
-            id(inner)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
-            for inner in ast.walk(node)
-        }
+        typing_only = _typing_only(tree)
         for node in ast.walk(tree):
-            if id(node) in typing_only:
-                continue
-            targets = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    base = ".".join(
-                        [*package.split(".")[: len(package.split(".")) - node.level + 1], base]
-                    ).strip(".")
-                # ``from package import module`` imports the module.
-                targets = [
-                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                    for alias in node.names
-                ]
-            for target in targets:
-                if target in modules and target != name:
-                    graph[name].add(target)
-    # A package's __init__ runs before any of its modules: an edge to it is not a cycle by itself.
-    cycles = []
-    state: dict[str, int] = {}
+            if id(node) not in typing_only:
+                graph[name].update(
+                    target
+                    for target in _imported(node, package, modules)
+                    if target in modules and target != name
+                )
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each import cycle a depth-first walk meets, as the modules along it (the first repeated)."""
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1 on the walk's current path, 2 done
 
     def visit(node: str, trail: list[str]) -> None:
         state[node] = 1
@@ -212,7 +248,51 @@ def test_blueprints_and_services_import_without_cycles():
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
-    assert not cycles, f"import cycles: {cycles}"
+    return cycles
+
+
+def test_the_application_imports_without_cycles():
+    cycles = _cycles(_import_graph(_application_sources()))
+    assert not cycles, f"{len(cycles)} import cycle(s): {cycles}"
+
+
+def test_the_cycle_check_sees_deferred_and_named_imports():
+    def module(source: str) -> tuple[Path, ast.Module]:
+        return ROOT / "services" / "example.py", ast.parse(source)
+
+    modules = {
+        "services.low": module("def later():\n    from services import high\n"),
+        "services.high": module("from services import low\n"),
+        "services.named": module("import importlib\n\nimportlib.import_module('services.high')\n"),
+        "services.typed": module(
+            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from services import low\n"
+        ),
+    }
+    graph = _import_graph(modules)
+    assert graph == {
+        "services.low": {"services.high"},
+        "services.high": {"services.low"},
+        "services.named": {"services.high"},
+        "services.typed": set(),
+    }
+    assert _cycles(graph) == [["services.high", "services.low", "services.high"]]
+
+
+def _long_functions(folder: str, limit: int) -> list[str]:
+    """Functions of ``folder`` over ``limit`` lines, from the ``def`` line (decorators left out)
+    to the body's last line, each as ``path:line name (length)``."""
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({length} lines)"
+        for path, tree in _sources(folder)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (length := node.end_lineno - node.lineno + 1) > limit
+    ]
+
+
+def test_no_service_function_is_longer_than_80_lines():
+    offenders = _long_functions("services", FUNCTION_LINES_MAX)
+    assert not offenders, f"{len(offenders)} function(s) over {FUNCTION_LINES_MAX} lines: {offenders}"
 
 
 # --- SERVICES gates the pages ------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The operations pages of remanejamento: start a batch generation or a CSV import, and follow
 a job's progress live (htmx polls the job's block every second until it is done or failed).
 
-Same services as the API (``services.stock.partitions``, ``services.job_kinds``,
+Same services as the API (``services.stock.partitions``, ``services.stock.import_job``,
 ``services.jobs``): the roles are theirs; the page only offers what they would accept.
 """
 
@@ -15,14 +15,14 @@ from flask_babel import gettext as _
 from flask_jwt_extended import current_user
 
 from blueprints.pages.common import after_change, page_login_required, refused, render_page
-from services import job_access, job_kinds
+from services import job_access
 from services.clock import today
 from services.errors import DomainError
-from services.stock import importer, partitions
+from services.stock import import_job, importer, partitions
 
 blp = Blueprint("jobs_pages", __name__)
 
-PAGE_KINDS = (partitions.KIND, job_kinds.IMPORT_KIND)
+PAGE_KINDS = (partitions.KIND, import_job.KIND)
 IMPORT_LABELS = {
     "stores": "Lojas e CDs",
     "products": "Produtos",
@@ -75,7 +75,7 @@ def importar():
     if upload is None or not upload.filename:
         return _list(_("Escolha um arquivo CSV."), 422)
     try:
-        job, _created = job_kinds.request_import(tipo, upload.stream, upload.filename, actor=current_user)
+        job, _created = import_job.request_import(tipo, upload.stream, upload.filename, actor=current_user)
     except DomainError as exc:
         refusal = refused(exc)
         return _list(refusal.message, refusal.status)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from services.stock.engine_cells import CellValues, cell_values
 from services.stock.engine_contract import EngineInput, EngineOutput, EngineRules
 from services.stock.engine_demand import (
     Demand,
@@ -35,14 +36,7 @@ from services.stock.engine_demand import (
     haversine_km,
     prob_at_least,
 )
-from services.stock.engine_plan import (
-    CellValues,
-    cd_keep_value,
-    cell_values,
-    eligibility,
-    shipment_cost,
-    shipment_values,
-)
+from services.stock.engine_plan import cd_keep_value, eligibility, shipment_cost, shipment_values
 from services.stock.engine_plan import plan as make_plan
 from services.stock.engine_routing import Plan
 
@@ -359,38 +353,67 @@ def recommend(
     the whole network are kept). ``rules.ganho_minimo`` is the net expected gain a moved
     unit must bring, and a minimum lot on average.
     """
-    # Long on purpose: the pipeline (estimate, plan, score, justify) shares its arrays;
-    # each step is a function of its own, this one only threads them.
     n_nodes, n_items = np.asarray(inputs.stock).shape
     if n_nodes == 0 or n_items == 0:
         return _empty_output()
-    if demand is not None:
-        pass
-    elif daily_rate is None:
-        demand = estimate_demand(inputs)
-    else:
-        rate = np.asarray(daily_rate, dtype=np.float64)
-        demand = Demand(rate, np.ones(rate.shape))
+    demand = _demand(inputs, daily_rate, demand)
     dist = distance_matrix(inputs)
     cells = cell_values(inputs, rules, demand)
-    plan = make_plan(
-        inputs,
-        rules,
-        demand,
-        dist,
-        unit_budget=unit_budget,
-        cells=cells,
-    )
+    plan = make_plan(inputs, rules, demand, dist, unit_budget=unit_budget, cells=cells)
     if plan.origin.shape[0] == 0:
         return _empty_output()
-    f = _figures(inputs, rules, plan, demand, cells, dist)
+    return _output(inputs, rules, plan, _figures(inputs, rules, plan, demand, cells, dist))
 
+
+def _demand(inputs: EngineInput, daily_rate: np.ndarray | None, demand: Demand | None) -> Demand:
+    """The demand the batch is planned for: the one given, the oracle's rates, or the estimate."""
+    if demand is not None:
+        return demand
+    if daily_rate is None:
+        return estimate_demand(inputs)
+    rate = np.asarray(daily_rate, dtype=np.float64)
+    return Demand(rate, np.ones(rate.shape))
+
+
+def _output(inputs: EngineInput, rules: EngineRules, plan: Plan, f: _Figures) -> EngineOutput:
+    """The planned transfers in the output's order: priority, score descending, then
+    destination, item and origin."""
     order = np.lexsort((plan.origin, plan.item, plan.dest, -f.score, f.prio_rank))
     o, d, k, q = plan.origin[order], plan.dest[order], plan.item[order], plan.quantity[order]
-    pair = o * n_items + k
-    uniq, inverse = np.unique(pair, return_inverse=True)
+    return EngineOutput(
+        origin=o.astype(np.int32),
+        dest=d.astype(np.int32),
+        item=k.astype(np.int32),
+        quantity=q.astype(np.int32),
+        score=f.score[order].astype(np.int32),
+        priority=PRIORITIES[f.prio_rank[order]],
+        days_to_stockout=f.days[order].astype(np.int32),
+        origin_stock=f.origin_stock[order].astype(np.int32),
+        dest_stock=f.dest_stock[order].astype(np.int32),
+        origin_daily_sales=f.origin_obs[order].astype(np.float64),
+        dest_daily_sales=f.dest_obs[order].astype(np.float64),
+        distance_km=np.nan_to_num(f.distance[order], nan=0.0).astype(np.float64),
+        in_campaign=(f.campaign_origin | f.campaign_dest)[order],
+        justification=_ordered_justifications(inputs, rules, f, order, o, k, q),
+        expected_gain=f.gain[order].astype(np.float64),
+    )
+
+
+def _ordered_justifications(
+    inputs: EngineInput,
+    rules: EngineRules,
+    f: _Figures,
+    order: np.ndarray,
+    o: np.ndarray,
+    k: np.ndarray,
+    q: np.ndarray,
+) -> Justifications:
+    """The justification of each transfer, in ``order`` (``o``, ``k``, ``q`` already in it): what
+    an origin is left with counts every unit it sends of the item in the batch."""
+    n_items = np.asarray(inputs.stock).shape[1]
+    uniq, inverse = np.unique(o * n_items + k, return_inverse=True)
     sent_total = np.bincount(inverse, weights=q, minlength=uniq.shape[0]).astype(np.int64)[inverse]
-    justification = Justifications(
+    return Justifications(
         dict(
             q=q,
             dest_stock=f.dest_stock[order],
@@ -411,21 +434,4 @@ def recommend(
         ),
         history_days=max(int(inputs.history_days), 1),
         horizon=int(rules.horizon_days),
-    )
-    return EngineOutput(
-        origin=o.astype(np.int32),
-        dest=d.astype(np.int32),
-        item=k.astype(np.int32),
-        quantity=q.astype(np.int32),
-        score=f.score[order].astype(np.int32),
-        priority=PRIORITIES[f.prio_rank[order]],
-        days_to_stockout=f.days[order].astype(np.int32),
-        origin_stock=f.origin_stock[order].astype(np.int32),
-        dest_stock=f.dest_stock[order].astype(np.int32),
-        origin_daily_sales=f.origin_obs[order].astype(np.float64),
-        dest_daily_sales=f.dest_obs[order].astype(np.float64),
-        distance_km=np.nan_to_num(f.distance[order], nan=0.0).astype(np.float64),
-        in_campaign=(f.campaign_origin | f.campaign_dest)[order],
-        justification=justification,
-        expected_gain=f.gain[order].astype(np.float64),
     )

@@ -1,7 +1,8 @@
 """The contract between the recommendation engine and the code around it.
 
 ``services.stock.generation`` reads the database into an ``EngineInput``
-(``snapshot``: dense numpy arrays, indexes instead of ids), calls
+(``snapshot``: dense numpy arrays, indexes instead of ids, with the ``Network``
+saying what each index stands for), calls
 ``services.stock.engine.recommend(inputs, rules)`` and writes the
 ``EngineOutput`` back as one batch (``storage``). The engine itself never touches the
 database, Flask or ids, which keeps it fast, deterministic and testable on
@@ -13,6 +14,7 @@ Shapes: N nodes (stores and CDs), P products (one colour each), K items
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -103,3 +105,17 @@ class EngineOutput:
 
     def __len__(self) -> int:
         return int(self.origin.shape[0])
+
+
+@dataclass
+class Network:
+    """What the engine's indexes stand for, to write its output back as rows."""
+
+    node_ids: list[uuid.UUID]
+    node_is_cd: np.ndarray
+    product_ids: list[uuid.UUID]
+    product_cor: list[str]
+    item_product: np.ndarray
+    item_size: list[str]
+    brands: list[str]
+    categories: list[str]

@@ -388,53 +388,24 @@ def estimate_demand(inputs: EngineInput) -> Demand:
         return Demand(zeros, zeros.copy(), zeros.copy())
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     a_mat = product_matrix(inputs)
-    f_shelf = exposure(inputs) * is_store[:, None]
-    # While a key size was out the rest of the run sold less: the days count for less
-    # (as many key-size days out, on average, as the exposure says).
     key = key_sizes(inputs)
-    f = f_shelf
-    if key.any():
-        n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
-        out_share = by_product(a_mat, (1.0 - f_shelf) * key[None, :]) / np.maximum(n_key, 1.0)[None, :]
-        f = f_shelf * (1.0 - KEY_RUN_EFFECT * out_share)[:, item_product]
+    f_shelf = exposure(inputs) * is_store[:, None]
+    f = _less_while_runs_broken(f_shelf, key, a_mat, item_product)
 
     # Network size curve of each product (exposure-weighted), shrunk toward the curve of
     # the network's grids by distance from the middle size.
     sizes_per_product = np.bincount(item_product, minlength=a_mat.shape[1])
-    item_tot = x.sum(axis=0)
     item_exp = f.sum(axis=0) / max(int(is_store.sum()), 1)
-    share = size_curve(item_tot, item_exp, item_product, np.asarray(inputs.item_size_pos), sizes_per_product)
-
-    # Store x product totals against store level x product level, each cell's share of the
-    # run weighted by the days it was on the shelf (a Poisson fit by alternating sums).
-    t_np = by_product(a_mat, x)
-    f_np = by_product(a_mat, f * share[None, :])
-    store = t_np.sum(axis=1) + 1e-9
-    prod = np.ones(t_np.shape[1])
-    for _ in range(FIT_ROUNDS):
-        store = t_np.sum(axis=1) / np.maximum(f_np @ prod, 1e-9)
-        prod = t_np.sum(axis=0) / np.maximum(store @ f_np, 1e-9)
-    full = np.outer(store, prod)  # expected window total with the whole run on the shelf
-    e_np = full * f_np
-    shape_np = _gamma_shape(t_np, e_np)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lam_np = np.where(full > 0, full * (t_np + shape_np) / (e_np + shape_np), 0.0)
+    share = size_curve(
+        x.sum(axis=0), item_exp, item_product, np.asarray(inputs.item_size_pos), sizes_per_product
+    )
 
     # Cells, shrunk toward the store x product total times the size share.
-    m = lam_np[:, item_product] * share[None, :]
+    t_np = by_product(a_mat, x)
+    m = _store_product_rates(t_np, by_product(a_mat, f * share[None, :]))[:, item_product] * share[None, :]
     mf = m * f
-    # The fitted prior tells how often a size sells nothing (``alive`` below); the rate's own
-    # evidence is trusted more: sales thinned by stock-outs and broken runs that the exposure
-    # does not see hide most of how far a store's size curve strays from the network's, so the
-    # fit finds the counts near Poisson even where it strays a lot.
     shape_cell = _gamma_shape(x, mf)
-    shape_rate = min(shape_cell, CELL_PRIOR_MAX_UNITS)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lam = np.where(m > 0, m * (x + shape_rate) / (mf + shape_rate), 0.0)
-    rate = lam / days
-    # The rate's posterior is Gamma with shape x + b: over the horizon, demand is negative
-    # binomial, its tails far from the mean fatter than a Poisson at the point estimate.
-    dispersion = np.where(m > 0, 1.0 / (x + shape_rate), 0.0)
+    rate, dispersion = _cell_rates(x, m, mf, shape_cell, days)
 
     # Sizes nobody buys: zero sales over days on the shelf, beyond what the pooled rate explains.
     p_zero = (shape_cell / (shape_cell + mf)) ** shape_cell
@@ -442,34 +413,99 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     centre = (sizes_per_product[item_product] - 1) / 2.0
     ring = np.minimum(np.abs(pos - centre).astype(np.int64), 3)
     carried = (t_np > 0)[:, item_product]
-    dead = _dead_share(x, p_zero, ring, carried & (f_shelf > 0.5) & is_store[:, None])[ring][None, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alive = np.where(x > 0, 1.0, (1.0 - dead) * p_zero / (dead + (1.0 - dead) * p_zero))
-    alive = np.nan_to_num(alive, nan=1.0)
+    alive = _alive(x, p_zero, ring, carried & (f_shelf > 0.5) & is_store[:, None])
     alive = _never_stocked(inputs, x, a_mat, item_product, ring, carried & is_store[:, None], alive)
 
-    # Trends compare what the last week sold with what the window's rates say it would have
-    # sold over the days each cell was on the shelf in that week (with its run as it was): a
-    # cell that ran out sells less lately because it has nothing, not because demand fell, and
-    # keeping only the cells still in stock would keep those that happened to sell little.
     if days > RECENT_DAYS:
-        f_recent = recent_exposure(inputs) * is_store[:, None]
-        if key.any():
-            out_recent = by_product(a_mat, (1.0 - f_recent) * key[None, :]) / np.maximum(n_key, 1.0)[None, :]
-            f_recent = f_recent * (1.0 - KEY_RUN_EFFECT * out_recent)[:, item_product]
-        recent = np.asarray(inputs.sales_recent, dtype=np.float64) * is_store[:, None]
-        r_np = by_product(a_mat, recent)
-        e_np = by_product(a_mat, rate * alive * f_recent * RECENT_DAYS)
-        product_trend = _trend(r_np.sum(axis=0), e_np.sum(axis=0))
-        store_trend = _trend(r_np.sum(axis=1), e_np.sum(axis=1))
-        factor = store_trend[:, None] * product_trend[None, :]
-        campaign = np.asarray(inputs.campaign, dtype=bool)
-        if campaign.any():
-            # A campaign at a store may only raise what the trends say.
-            lift = _ratio(r_np, e_np * factor, CAMPAIGN_LIFT_BOUNDS)
-            factor = np.where(campaign, factor * lift, factor)
-        rate = rate * factor[:, item_product]
+        rate = rate * _trend_factor(inputs, a_mat, item_product, key, is_store, rate, alive)[:, item_product]
     return Demand(rate * is_store[:, None], alive * is_store[:, None], dispersion * is_store[:, None])
+
+
+def _less_while_runs_broken(
+    f: np.ndarray, key: np.ndarray, a_mat: sparse.csr_matrix, item_product: np.ndarray
+) -> np.ndarray:
+    """The days on the shelf ``f``, counting less while a key size of the run was out: the rest
+    of the run sold less then (as many key-size days out, on average, as the exposure says)."""
+    if not key.any():
+        return f
+    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
+    out_share = by_product(a_mat, (1.0 - f) * key[None, :]) / np.maximum(n_key, 1.0)[None, :]
+    return f * (1.0 - KEY_RUN_EFFECT * out_share)[:, item_product]
+
+
+def _store_product_rates(t_np: np.ndarray, f_np: np.ndarray) -> np.ndarray:
+    """(N, P) window totals with the whole run on the shelf: store x product totals ``t_np``
+    against store level x product level, each cell's share of the run weighted by the days it
+    was on the shelf (``f_np``), fitted by alternating sums (Poisson) and shrunk toward the fit."""
+    store = t_np.sum(axis=1) + 1e-9
+    prod = np.ones(t_np.shape[1])
+    for _ in range(FIT_ROUNDS):
+        store = t_np.sum(axis=1) / np.maximum(f_np @ prod, 1e-9)
+        prod = t_np.sum(axis=0) / np.maximum(store @ f_np, 1e-9)
+    full = np.outer(store, prod)
+    e_np = full * f_np
+    shape_np = _gamma_shape(t_np, e_np)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(full > 0, full * (t_np + shape_np) / (e_np + shape_np), 0.0)
+
+
+def _cell_rates(
+    x: np.ndarray, m: np.ndarray, mf: np.ndarray, shape_cell: float, days: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(daily rate, dispersion) of each cell: its sales ``x`` shrunk toward its pooled window
+    total ``m`` (``mf`` over its days on the shelf).
+
+    The fitted prior (``shape_cell``) tells how often a size sells nothing (``_alive``); the
+    rate's own evidence is trusted more: sales thinned by stock-outs and broken runs that the
+    exposure does not see hide most of how far a store's size curve strays from the network's,
+    so the fit finds the counts near Poisson even where it strays a lot.
+    """
+    shape_rate = min(shape_cell, CELL_PRIOR_MAX_UNITS)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = np.where(m > 0, m * (x + shape_rate) / (mf + shape_rate), 0.0)
+    # The rate's posterior is Gamma with shape x + b: over the horizon, demand is negative
+    # binomial, its tails far from the mean fatter than a Poisson at the point estimate.
+    return lam / days, np.where(m > 0, 1.0 / (x + shape_rate), 0.0)
+
+
+def _alive(x: np.ndarray, p_zero: np.ndarray, ring: np.ndarray, informative: np.ndarray) -> np.ndarray:
+    """The probability each cell's customers buy the size: 1 where it sold, otherwise its zero
+    (``p_zero`` under the pooled rate) weighed against its ring's share of sizes nobody buys."""
+    dead = _dead_share(x, p_zero, ring, informative)[ring][None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alive = np.where(x > 0, 1.0, (1.0 - dead) * p_zero / (dead + (1.0 - dead) * p_zero))
+    return np.nan_to_num(alive, nan=1.0)
+
+
+def _trend_factor(
+    inputs: EngineInput,
+    a_mat: sparse.csr_matrix,
+    item_product: np.ndarray,
+    key: np.ndarray,
+    is_store: np.ndarray,
+    rate: np.ndarray,
+    alive: np.ndarray,
+) -> np.ndarray:
+    """(N, P) what the last week says of each store x product rate.
+
+    Trends compare what the last week sold with what the window's rates say it would have
+    sold over the days each cell was on the shelf in that week (with its run as it was): a
+    cell that ran out sells less lately because it has nothing, not because demand fell, and
+    keeping only the cells still in stock would keep those that happened to sell little.
+    """
+    f_recent = _less_while_runs_broken(recent_exposure(inputs) * is_store[:, None], key, a_mat, item_product)
+    recent = np.asarray(inputs.sales_recent, dtype=np.float64) * is_store[:, None]
+    r_np = by_product(a_mat, recent)
+    e_np = by_product(a_mat, rate * alive * f_recent * RECENT_DAYS)
+    product_trend = _trend(r_np.sum(axis=0), e_np.sum(axis=0))
+    store_trend = _trend(r_np.sum(axis=1), e_np.sum(axis=1))
+    factor = store_trend[:, None] * product_trend[None, :]
+    campaign = np.asarray(inputs.campaign, dtype=bool)
+    if campaign.any():
+        # A campaign at a store may only raise what the trends say.
+        lift = _ratio(r_np, e_np * factor, CAMPAIGN_LIFT_BOUNDS)
+        factor = np.where(campaign, factor * lift, factor)
+    return factor
 
 
 def estimate_daily_demand(inputs: EngineInput) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Which units move, in which lots, from which origins: the planning half of the engine.
 
-Pure numpy (``docs/engine.md`` §2-4). Per item (product x size), destination
-units are valued by the expected sales they add (a size nobody buys at a store
+Pure numpy (``docs/engine.md`` §2-4), on what every cell holds and may sell
+(``engine_cells``). Per item (product x size), destination units are valued by the expected sales they add (a size nobody buys at a store
 adds nothing; a key size completing a broken run adds to the rest of the run),
 origin units by the expected sales they take away (a CD unit by the value of
 keeping it for later weeks), and the best are matched in bulk for all items at
@@ -14,23 +14,11 @@ nets the bar (``engine_topup``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from services.stock.engine_cells import CellValues, cell_values
 from services.stock.engine_contract import EngineInput, EngineRules
-from services.stock.engine_demand import (
-    KEY_RUN_EFFECT,
-    Demand,
-    by_product,
-    expected_sales,
-    key_sizes,
-    pmf_step,
-    prob_at_least,
-    prob_exactly,
-    product_matrix,
-    run_factor,
-)
+from services.stock.engine_demand import Demand, expected_sales, pmf_step, prob_at_least, prob_exactly
 from services.stock.engine_routing import (
     ROUTING_PASSES,
     Destinations,
@@ -58,40 +46,6 @@ def cd_keep_value(rules: EngineRules) -> float:
     return 0.0 if rules.priorizar_cd else CD_KEEP_VALUE
 
 
-def held_stock(inputs: EngineInput) -> np.ndarray:
-    """Stock on hand plus units in transit to the cell: what it holds over the horizon."""
-    stock = np.asarray(inputs.stock, dtype=np.int64)
-    if inputs.in_transit is None:
-        return stock
-    return stock + np.maximum(np.asarray(inputs.in_transit, dtype=np.int64), 0)
-
-
-def observed_product_sales(inputs: EngineInput) -> np.ndarray:
-    """(N, P) units each node sold of each product over the window."""
-    return by_product(product_matrix(inputs), np.asarray(inputs.sales, dtype=np.float64))
-
-
-def origin_need(mu: np.ndarray, observed_mu: np.ndarray, is_cd: np.ndarray) -> np.ndarray:
-    """Units a store keeps for itself: ceil(m), m its expected horizon demand, the higher of the
-    estimated and the observed; CDs keep nothing back. No margin on top: what a store loses by
-    giving a unit it might have sold is valued unit by unit against the bar (``shipment_values``),
-    and a margin of sqrt(m) kept back units whose moves paid (``docs/engine.md`` §8, tenth round)."""
-    need = np.ceil(np.maximum(mu, observed_mu) - 1e-9)
-    need[np.asarray(is_cd, dtype=bool)] = 0
-    return need.astype(np.int64)
-
-
-def origin_keeps(inputs: EngineInput, rules: EngineRules, mu: np.ndarray, sold: np.ndarray) -> np.ndarray:
-    """(N, K) units each cell keeps for itself: ``origin_need``, and one unit of each key size of
-    a product the store sold in the window (``sold``), so that its run stays whole. ``mu`` is the
-    expected horizon demand (rate x alive x H). Units in transit to the cell count toward it."""
-    days = max(int(inputs.history_days), 1)
-    is_cd = np.asarray(inputs.node_is_cd, dtype=bool)
-    observed_mu = np.asarray(inputs.sales, dtype=np.float64) / days * rules.horizon_days
-    keep = origin_need(mu, observed_mu, is_cd)
-    return np.where(sold & key_sizes(inputs)[None, :] & ~is_cd[:, None], np.maximum(keep, 1), keep)
-
-
 def eligibility(inputs: EngineInput, rules: EngineRules, cells: CellValues) -> tuple[np.ndarray, np.ndarray]:
     """(dest_ok, avail): which cells may receive (stores that sold the product in the window), and
     how many units each cell may give (its stock beyond what it keeps, ``cells.keep``)."""
@@ -111,61 +65,6 @@ def eligibility(inputs: EngineInput, rules: EngineRules, cells: CellValues) -> t
     if rules.bloqueio_campanha:
         avail[np.asarray(inputs.campaign, dtype=bool)[:, item_product]] = 0
     return dest_ok, avail
-
-
-def run_uplift(
-    inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray, dispersion: np.ndarray | None = None
-) -> np.ndarray:
-    """(N, K) expected sales a key size with no stock would bring back to the rest of its run.
-
-    KEY_RUN_EFFECT / (key sizes) of what the store's other sizes of the product are
-    expected to sell; 0 for a size that is not key or has stock.
-    """
-    out = np.zeros(held.shape)
-    key = key_sizes(inputs)
-    if not key.any():
-        return out
-    item_product = np.asarray(inputs.item_product, dtype=np.int64)
-    a_mat = product_matrix(inputs)
-    missing = key[None, :] & (held <= 0)
-    # only the store x product pairs with a key size out: few, and the Poisson sums are costly
-    broken = (by_product(a_mat, missing.astype(np.float64)) > 0)[:, item_product]
-    rows, cols = np.nonzero(broken)
-    if rows.shape[0] == 0:
-        return out
-    es = np.zeros(held.shape)
-    phi = None if dispersion is None else dispersion[rows, cols]
-    es[rows, cols] = expected_sales(held[rows, cols], mean_mu[rows, cols], phi)
-    run_es = by_product(a_mat, es)[:, item_product]
-    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
-    share = np.where(n_key > 0, KEY_RUN_EFFECT / np.maximum(n_key, 1), 0.0)[item_product]
-    return np.where(missing, share[None, :] * (run_es - es), 0.0)
-
-
-@dataclass
-class CellValues:
-    """What every cell holds and may sell over the horizon: computed once per batch, shared by
-    the planning, the route pruning and each shipment's figures (the run uplift is costly)."""
-
-    held: np.ndarray  # (N, K) stock on hand plus units in transit to the cell
-    mu: np.ndarray  # (N, K) expected horizon demand while its customers buy the size, run as held
-    alive: np.ndarray  # (N, K) probability its customers buy the size
-    uplift: np.ndarray  # (N, K) run_uplift: what a missing key size brings back to its run
-    dispersion: np.ndarray | None  # (N, K) negative binomial dispersion of mu (None: Poisson)
-    sold: np.ndarray  # (N, K) the store sold the cell's product (any size) in the window
-    keep: np.ndarray  # (N, K) origin_keeps: units the cell keeps for itself
-
-
-def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> CellValues:
-    held = held_stock(inputs)
-    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
-    alive = np.asarray(demand.alive, dtype=np.float64)
-    phi = None if demand.dispersion is None else np.asarray(demand.dispersion, dtype=np.float64)
-    item_product = np.asarray(inputs.item_product, dtype=np.int64)
-    sold = (observed_product_sales(inputs) > 0)[:, item_product]
-    expected = mu * alive  # the horizon demand, a size nobody buys counting for nothing
-    keep = origin_keeps(inputs, rules, expected, sold).astype(np.int32)
-    return CellValues(held, mu, alive, run_uplift(inputs, held, expected, phi), phi, sold, keep)
 
 
 def plan(

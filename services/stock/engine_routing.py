@@ -55,6 +55,14 @@ class Plan:
     def take(self, keep: np.ndarray) -> Plan:
         return Plan(self.origin[keep], self.dest[keep], self.item[keep], self.quantity[keep])
 
+    @classmethod
+    def joined(cls, parts: list[Plan]) -> Plan:
+        """The parts' shipments one after the other."""
+        if not parts:
+            return cls.empty()
+        columns = ("origin", "dest", "item", "quantity")
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in columns))
+
 
 @dataclass
 class Destinations:
@@ -147,70 +155,151 @@ def route_lots(
     d_sel = np.nonzero(q_cell > 0)[0]
     if d_sel.shape[0] == 0 or ok_.shape[0] == 0:
         return Plan.empty()
-    d_item, d_node, d_q, d_urg = dest.item[d_sel], dest.node[d_sel], q_cell[d_sel], dest.urgency[d_sel]
-    d_order = np.lexsort((d_node, -d_urg, d_item))
-    d_item, d_node, d_q = d_item[d_order], d_node[d_order], d_q[d_order].astype(np.int64)
-    row_of_item, cand_node, cand_rem = _origin_table(avail, ok_, on, is_cd, n_items)
-    store_penalty = np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0)
-    # origins already serving each destination line: one recommendation per origin, destination, item
-    used = np.full((d_item.shape[0], ROUTING_PASSES), -1, dtype=np.int64)
-    n_nodes = cost.shape[0]
-    flat_cost = np.ascontiguousarray(cost, dtype=np.float64).ravel()
-    flat_trip = np.ascontiguousarray(trip, dtype=np.float64).ravel()
-    opened = np.zeros(n_nodes * n_nodes, dtype=bool)  # routes the batch already uses, by flat index
-
-    out_o, out_d, out_k, out_q = [], [], [], []
+    lines = _Lines.most_urgent_first(dest, d_sel, q_cell)
+    router = _Router.over(avail, ok_, on, is_cd, cost, trip, priorizar_cd, qmin, qmax, n_items)
     for p in range(ROUTING_PASSES):
-        share = _trip_sharers(d_item, d_node, row_of_item, cand_node, cand_rem, qmin, n_nodes).ravel()
-        _, ds_start = group_starts(d_item, n_items)
-        d_rank = np.arange(d_item.shape[0]) - ds_start[d_item]
-        by_round = np.argsort(d_rank, kind="stable")
-        bounds = np.searchsorted(d_rank[by_round], np.arange(int(d_rank.max()) + 2))
-        left = np.zeros(d_item.shape[0], dtype=np.int64)
-        for r in range(bounds.shape[0] - 1):
-            sel = by_round[bounds[r] : bounds[r + 1]]
-            rows = row_of_item[d_item[sel]]
-            has = rows >= 0
-            sel, rows = sel[has], rows[has]
-            if sel.shape[0] == 0:
-                continue
-            nodes = cand_node[rows]
-            rem = cand_rem[rows]
-            dnode = d_node[sel]
-            q = d_q[sel]
-            lot = np.minimum(q, qmax)
-            safe_nodes = np.maximum(nodes, 0)
-            route = safe_nodes * n_nodes + dnode[:, None]  # flat (origin, destination) index
-            valid = (nodes >= 0) & (rem >= qmin) & (nodes != dnode[:, None])
-            for u in range(p):
-                valid &= nodes != used[sel, u][:, None]
-            key = (
-                np.where(rem >= lot[:, None], 0.0, 1.0e9)
-                + store_penalty[safe_nodes]
-                + flat_cost[route]
-                - flat_trip[route]
-                + np.where(opened[route], 0.0, flat_trip[route] / share[route])
-            )
-            key = np.where(valid, key, np.inf)
-            best = np.argmin(key, axis=1)
-            lines = np.arange(sel.shape[0])
-            ok = np.isfinite(key[lines, best])
-            if not ok.any():
-                continue
-            sel, rows, best, lines = sel[ok], rows[ok], best[ok], lines[ok]
-            send = np.minimum(lot[ok], rem[lines, best])
-            cand_rem[rows, best] -= send
-            left[sel] = q[ok] - send
-            used[sel, p] = nodes[lines, best]
-            opened[route[lines, best]] = True
-            out_o.append(nodes[lines, best])
-            out_d.append(d_node[sel])
-            out_k.append(d_item[sel])
-            out_q.append(send)
+        left = router.serve_pass(lines, p)
         again = left >= qmin
         if not again.any():
             break
-        d_item, d_node, d_q, used = d_item[again], d_node[again], left[again], used[again]
-    if not out_o:
-        return Plan.empty()
-    return Plan(np.concatenate(out_o), np.concatenate(out_d), np.concatenate(out_k), np.concatenate(out_q))
+        lines = lines.take(again, left)
+    return Plan.joined(router.shipped)
+
+
+@dataclass
+class _Lines:
+    """The destination lines (a cell and the units it still asks for) a routing pass serves,
+    each item's most urgent first, with the origins already serving each line."""
+
+    item: np.ndarray
+    node: np.ndarray
+    q: np.ndarray
+    # (lines, ROUTING_PASSES) origin of each pass's lot, -1 before it: one recommendation per
+    # origin, destination and item
+    used: np.ndarray
+
+    @classmethod
+    def most_urgent_first(cls, dest: Destinations, d_sel: np.ndarray, q_cell: np.ndarray) -> _Lines:
+        d_item, d_node, d_q, d_urg = dest.item[d_sel], dest.node[d_sel], q_cell[d_sel], dest.urgency[d_sel]
+        order = np.lexsort((d_node, -d_urg, d_item))
+        used = np.full((d_sel.shape[0], ROUTING_PASSES), -1, dtype=np.int64)
+        return cls(d_item[order], d_node[order], d_q[order].astype(np.int64), used)
+
+    def take(self, keep: np.ndarray, left: np.ndarray) -> _Lines:
+        """The lines ``keep`` selects, each asking for its ``left`` units."""
+        return _Lines(self.item[keep], self.node[keep], left[keep], self.used[keep])
+
+    def rounds(self, n_items: int) -> list[np.ndarray]:
+        """The lines of each round: the r-th line of every item, in the r-th round."""
+        _, starts = group_starts(self.item, n_items)
+        rank = np.arange(self.item.shape[0]) - starts[self.item]
+        by_round = np.argsort(rank, kind="stable")
+        bounds = np.searchsorted(rank[by_round], np.arange(int(rank.max()) + 2))
+        return [by_round[bounds[r] : bounds[r + 1]] for r in range(bounds.shape[0] - 1)]
+
+
+@dataclass
+class _Router:
+    """What the rounds share: each item's candidate origins and what they may still give, the
+    routes the batch already uses, and the shipments chosen so far."""
+
+    row_of_item: np.ndarray
+    cand_node: np.ndarray
+    cand_rem: np.ndarray
+    store_penalty: np.ndarray  # added to a store origin's key under priorizar_cd
+    cost: np.ndarray  # (N x N,) flat: a shipment's cost with its distance tie-break
+    trip: np.ndarray  # (N x N,) flat: a shipment's cost
+    opened: np.ndarray  # (N x N,) flat: routes the batch already uses
+    n_nodes: int
+    qmin: int
+    qmax: int
+    n_items: int
+    shipped: list[Plan]
+
+    @classmethod
+    def over(
+        cls,
+        avail: np.ndarray,
+        ok_: np.ndarray,
+        on: np.ndarray,
+        is_cd: np.ndarray,
+        cost: np.ndarray,
+        trip: np.ndarray,
+        priorizar_cd: bool,
+        qmin: int,
+        qmax: int,
+        n_items: int,
+    ) -> _Router:
+        row_of_item, cand_node, cand_rem = _origin_table(avail, ok_, on, is_cd, n_items)
+        n_nodes = cost.shape[0]
+        return cls(
+            row_of_item,
+            cand_node,
+            cand_rem,
+            store_penalty=np.where(is_cd, 0.0, 1.0e6 if priorizar_cd else 0.0),
+            cost=np.ascontiguousarray(cost, dtype=np.float64).ravel(),
+            trip=np.ascontiguousarray(trip, dtype=np.float64).ravel(),
+            opened=np.zeros(n_nodes * n_nodes, dtype=bool),
+            n_nodes=n_nodes,
+            qmin=qmin,
+            qmax=qmax,
+            n_items=n_items,
+            shipped=[],
+        )
+
+    def serve_pass(self, lines: _Lines, p: int) -> np.ndarray:
+        """Pass ``p``: one lot for each line, round by round; the units each line still asks for."""
+        share = _trip_sharers(
+            lines.item, lines.node, self.row_of_item, self.cand_node, self.cand_rem, self.qmin, self.n_nodes
+        ).ravel()
+        left = np.zeros(lines.item.shape[0], dtype=np.int64)
+        for sel in lines.rounds(self.n_items):
+            self._serve_round(lines, sel, p, share, left)
+        return left
+
+    def _serve_round(
+        self, lines: _Lines, sel: np.ndarray, p: int, share: np.ndarray, left: np.ndarray
+    ) -> None:
+        """Serve the lines ``sel`` (one per item) from their cheapest origin each; ``left`` gets
+        what each line served still asks for."""
+        rows = self.row_of_item[lines.item[sel]]
+        has = rows >= 0
+        sel, rows = sel[has], rows[has]
+        if sel.shape[0] == 0:
+            return
+        nodes = self.cand_node[rows]
+        rem = self.cand_rem[rows]
+        dnode = lines.node[sel]
+        q = lines.q[sel]
+        lot = np.minimum(q, self.qmax)
+        route = np.maximum(nodes, 0) * self.n_nodes + dnode[:, None]  # flat (origin, destination) index
+        valid = (nodes >= 0) & (rem >= self.qmin) & (nodes != dnode[:, None])
+        for u in range(p):
+            valid &= nodes != lines.used[sel, u][:, None]
+        key = np.where(valid, self._keys(nodes, rem, lot, route, share), np.inf)
+        best = np.argmin(key, axis=1)
+        at = np.arange(sel.shape[0])
+        ok = np.isfinite(key[at, best])
+        if not ok.any():
+            return
+        sel, rows, best, at = sel[ok], rows[ok], best[ok], at[ok]
+        send = np.minimum(lot[ok], rem[at, best])
+        self.cand_rem[rows, best] -= send
+        left[sel] = q[ok] - send
+        lines.used[sel, p] = nodes[at, best]
+        self.opened[route[at, best]] = True
+        self.shipped.append(Plan(nodes[at, best], lines.node[sel], lines.item[sel], send))
+
+    def _keys(
+        self, nodes: np.ndarray, rem: np.ndarray, lot: np.ndarray, route: np.ndarray, share: np.ndarray
+    ) -> np.ndarray:
+        """What each candidate shipment costs the batch, lowest first: an origin short of the whole
+        lot last, a store after the CDs under priorizar_cd, then the shipment's cost with the trip
+        charged only on a route not yet used, shared among the items it could carry."""
+        return (
+            np.where(rem >= lot[:, None], 0.0, 1.0e9)
+            + self.store_penalty[np.maximum(nodes, 0)]
+            + self.cost[route]
+            - self.trip[route]
+            + np.where(self.opened[route], 0.0, self.trip[route] / share[route])
+        )

@@ -8,15 +8,11 @@ loses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from services.stock.engine_cells import CellValues
 from services.stock.engine_demand import pmf_step, prob_at_least, prob_exactly
 from services.stock.engine_routing import Destinations, Plan, expand_groups, group_starts
-
-if TYPE_CHECKING:
-    from services.stock.engine_plan import CellValues
 
 # Rounds of the top-up of paid routes: an origin gives one lot of an item per round, each
 # valued after what it already gave.
@@ -115,70 +111,33 @@ def top_up(
     """
     if p.origin.shape[0] == 0:
         return p
-    held, mu, alive, phi = cells.held, cells.mu, cells.alive, cells.dispersion
-    n_nodes, n_items = held.shape
-    sent = np.zeros(held.shape, dtype=np.int64)
+    n_nodes, n_items = cells.held.shape
+    sent = np.zeros(cells.held.shape, dtype=np.int64)
     np.add.at(sent, (p.origin, p.item), p.quantity)
-    received = np.zeros(held.shape, dtype=bool)
+    received = np.zeros(cells.held.shape, dtype=bool)
     received[p.dest, p.item] = True
     left = np.where(received, 0, avail - sent)
-    routes = np.unique(p.origin * n_nodes + p.dest)
-    into = np.zeros(n_nodes, dtype=bool)
-    into[routes % n_nodes] = True
-    # destination cells: the candidates the plan left out (their first unit cleared the bar,
-    # they give nothing) on a node a kept route reaches, whose first lot may still pay
-    pick = ~received[dest.node, dest.item] & into[dest.node] & (dest.urgency >= bar)
-    dn, dk = dest.node[pick].astype(np.int64), dest.item[pick].astype(np.int64)
-    if dn.shape[0] == 0:
+    pairs = _pairs(np.unique(p.origin * n_nodes + p.dest), dest, received, left >= qmin, bar)
+    if pairs is None:
         return p
-    c_cell, c_orig = _join_routes(routes, n_nodes, dn, dk, left >= qmin)
-    if c_cell.shape[0] == 0:
-        return p
-    # only the destination cells some route can serve are valued
-    used, c_cell = np.unique(c_cell, return_inverse=True)
-    dn, dk = dn[used], dk[used]
-    d_phi = None if phi is None else phi[dn, dk]
-    up = np.where(held[dn, dk] <= 0, cells.uplift[dn, dk], 0.0)
-    gains = _unit_gains(held[dn, dk], mu[dn, dk], d_phi, alive[dn, dk], up, qmax)
+    c_cell, c_orig, dn, dk = pairs
+    gains = _destination_gains(cells, dn, dk, qmax)
     out_o, out_d, out_k, out_q = [p.origin], [p.dest], [p.item], [p.quantity]
     filled = np.zeros(dn.shape[0], dtype=bool)
-    steps = np.arange(1, qmax + 1)
     for _ in range(TOPUP_ROUNDS):
         live = ~filled[c_cell] & (left[c_orig, dk[c_cell]] >= qmin)
         c_cell, c_orig = c_cell[live], c_orig[live]
         if c_cell.shape[0] == 0:
             break
         k = dk[c_cell]
-        # what each origin cell loses, unit by unit, after what it already sent: valued once per
-        # origin cell, shared by the destinations it may serve
-        o_cells, o_of = np.unique(c_orig * n_items + k, return_inverse=True)
-        o_node, o_item = o_cells // n_items, o_cells % n_items
-        o_loss = np.full((o_cells.shape[0], qmax), keep_cd)
-        st = ~is_cd[o_node]
-        if st.any():
-            so, sk = o_node[st], o_item[st]
-            s_phi = None if phi is None else phi[so, sk]
-            o_loss[st] = _unit_losses(held[so, sk] - sent[so, sk], mu[so, sk], s_phi, alive[so, sk], qmax)
-        # a minimum lot nets the bar on average, or the pair is left before its other units are valued
-        ok = np.nonzero((gains[c_cell, :qmin] - o_loss[o_of, :qmin]).mean(axis=1) >= bar)[0]
-        net = gains[c_cell[ok]] - o_loss[o_of[ok]]
-        cap = np.minimum(left[c_orig[ok], k[ok]], qmax)
-        # beyond the minimum lot, units while each nets the bar (and the origin has them)
-        more = (net >= bar) & (steps[None, :] <= cap[:, None])
-        more[:, :qmin] = True
-        q = np.zeros(c_cell.shape[0], dtype=np.int64)
-        q[ok] = np.argmin(np.c_[more, np.zeros(more.shape[0], dtype=bool)], axis=1)
-        total = np.full(c_cell.shape[0], -np.inf)
-        total[ok] = np.cumsum(net, axis=1)[np.arange(ok.shape[0]), q[ok] - 1]  # q >= qmin >= 1
-        cand = np.nonzero(q >= qmin)[0]
+        # each origin cell is valued once, shared by the destinations it may serve
+        o_key = c_orig * n_items + k
+        o_cells, o_of = np.unique(o_key, return_inverse=True)
+        o_loss = _origin_losses(cells, sent, is_cd, keep_cd, o_cells, qmax)
+        q, total = _lots(gains, c_cell, o_loss, o_of, np.minimum(left[c_orig, k], qmax), qmin, bar)
+        cand = _one_lot_each(q, total, qmin, c_cell, o_key)
         if cand.shape[0] == 0:
             break
-        # the best lot of each destination cell, then of each origin cell this round
-        cand = cand[np.argsort(-total[cand], kind="stable")]
-        _, first = np.unique(c_cell[cand], return_index=True)
-        cand = cand[np.sort(first)]
-        _, first = np.unique(c_orig[cand] * n_items + k[cand], return_index=True)
-        cand = cand[np.sort(first)]
         o, d, kk, qq = c_orig[cand], dn[c_cell[cand]], k[cand], q[cand].astype(np.int64)
         out_o.append(o)
         out_d.append(d)
@@ -190,3 +149,88 @@ def top_up(
     if len(out_o) == 1:
         return p
     return Plan(*(np.concatenate(a).astype(np.int64) for a in (out_o, out_d, out_k, out_q)))
+
+
+def _pairs(
+    routes: np.ndarray, dest: Destinations, received: np.ndarray, gives: np.ndarray, bar: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The (destination cell, origin) pairs the top-up may fill: ``c_cell`` indexes the destination
+    cells (``dn``, ``dk``) some kept route (origin x n_nodes + destination, sorted) serves from an
+    origin that ``gives`` the item, ``c_orig`` is that origin. None when there is no such pair."""
+    n_nodes = received.shape[0]
+    into = np.zeros(n_nodes, dtype=bool)
+    into[routes % n_nodes] = True
+    # destination cells: the candidates the plan left out (their first unit cleared the bar,
+    # they give nothing) on a node a kept route reaches, whose first lot may still pay
+    pick = ~received[dest.node, dest.item] & into[dest.node] & (dest.urgency >= bar)
+    dn, dk = dest.node[pick].astype(np.int64), dest.item[pick].astype(np.int64)
+    if dn.shape[0] == 0:
+        return None
+    c_cell, c_orig = _join_routes(routes, n_nodes, dn, dk, gives)
+    if c_cell.shape[0] == 0:
+        return None
+    # only the destination cells some route can serve are valued
+    used, c_cell = np.unique(c_cell, return_inverse=True)
+    return c_cell, c_orig, dn[used], dk[used]
+
+
+def _destination_gains(cells: CellValues, dn: np.ndarray, dk: np.ndarray, q_cap: int) -> np.ndarray:
+    """(len(dn), q_cap) what each unit received adds at each destination cell (``_unit_gains``)."""
+    phi = None if cells.dispersion is None else cells.dispersion[dn, dk]
+    held = cells.held[dn, dk]
+    uplift = np.where(held <= 0, cells.uplift[dn, dk], 0.0)
+    return _unit_gains(held, cells.mu[dn, dk], phi, cells.alive[dn, dk], uplift, q_cap)
+
+
+def _origin_losses(
+    cells: CellValues, sent: np.ndarray, is_cd: np.ndarray, keep_cd: float, o_cells: np.ndarray, q_cap: int
+) -> np.ndarray:
+    """(len(o_cells), q_cap) what each origin cell (node x n_items + item) loses, unit by unit,
+    after the ``sent`` units it already gave: a CD the value of keeping each unit."""
+    n_items = cells.held.shape[1]
+    o_node, o_item = o_cells // n_items, o_cells % n_items
+    o_loss = np.full((o_cells.shape[0], q_cap), keep_cd)
+    st = ~is_cd[o_node]
+    if st.any():
+        so, sk = o_node[st], o_item[st]
+        phi = None if cells.dispersion is None else cells.dispersion[so, sk]
+        held = cells.held[so, sk] - sent[so, sk]
+        o_loss[st] = _unit_losses(held, cells.mu[so, sk], phi, cells.alive[so, sk], q_cap)
+    return o_loss
+
+
+def _lots(
+    gains: np.ndarray,
+    c_cell: np.ndarray,
+    o_loss: np.ndarray,
+    o_of: np.ndarray,
+    cap: np.ndarray,
+    qmin: int,
+    bar: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's lot and what it nets in all: a minimum lot netting ``bar`` on average, then the
+    units while each nets ``bar`` (at most ``cap``, what the origin still has). A pair whose
+    minimum lot falls short gets 0 units (and -inf) before its other units are valued."""
+    ok = np.nonzero((gains[c_cell, :qmin] - o_loss[o_of, :qmin]).mean(axis=1) >= bar)[0]
+    net = gains[c_cell[ok]] - o_loss[o_of[ok]]
+    steps = np.arange(1, gains.shape[1] + 1)
+    more = (net >= bar) & (steps[None, :] <= cap[ok][:, None])
+    more[:, :qmin] = True
+    q = np.zeros(c_cell.shape[0], dtype=np.int64)
+    q[ok] = np.argmin(np.c_[more, np.zeros(more.shape[0], dtype=bool)], axis=1)
+    total = np.full(c_cell.shape[0], -np.inf)
+    total[ok] = np.cumsum(net, axis=1)[np.arange(ok.shape[0]), q[ok] - 1]  # q >= qmin >= 1
+    return q, total
+
+
+def _one_lot_each(
+    q: np.ndarray, total: np.ndarray, qmin: int, c_cell: np.ndarray, o_key: np.ndarray
+) -> np.ndarray:
+    """The pairs that ship this round: the best lot of each destination cell, then of each origin
+    cell, in the order of the pairs (which breaks ties)."""
+    cand = np.nonzero(q >= qmin)[0]
+    cand = cand[np.argsort(-total[cand], kind="stable")]
+    _, first = np.unique(c_cell[cand], return_index=True)
+    cand = cand[np.sort(first)]
+    _, first = np.unique(o_key[cand], return_index=True)
+    return cand[np.sort(first)]

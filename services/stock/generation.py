@@ -31,11 +31,11 @@ from services.clock import today
 from services.stock import storage
 from services.stock.access import ensure_stock_access
 from services.stock.batches import iso_week
-from services.stock.engine_contract import EngineOutput
+from services.stock.engine_contract import EngineOutput, Network
 from services.stock.metrics import risk_figures
 from services.stock.recommendations import newest_lote
 from services.stock.rules import engine_rules, get_rules, next_due
-from services.stock.snapshot import Network, read_inputs
+from services.stock.snapshot import read_inputs
 
 Progress = Callable[[str, float], None]
 

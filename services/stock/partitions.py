@@ -45,11 +45,17 @@ import numpy as np
 from flask import current_app
 
 from extensions import db
-from services import jobs
+from models.stock import RegrasRemanejamento
+from services import job_queue, jobs
 from services.clock import today
+from services.stock.access import ensure_stock_access
 from services.stock.batches import iso_week
-from services.stock.engine_contract import EngineInput, EngineOutput, EngineRules
-from services.stock.snapshot import Network
+from services.stock.engine_contract import EngineInput, EngineOutput, EngineRules, Network
+from services.stock.generation import write_batch
+from services.stock.metrics import risk_figures
+from services.stock.recommendations import newest_lote
+from services.stock.rules import engine_rules, get_rules, next_due
+from services.stock.snapshot import read_inputs
 
 KIND = "lote"
 _OUTPUT_ARRAYS = (
@@ -160,8 +166,6 @@ def request_generation(
 
     Returns ``(job, created)``: a generation of that week already queued or running is
     returned instead of a second one. A person must be a planner or an admin."""
-    from services.stock.access import ensure_stock_access
-
     if actor is not None:
         ensure_stock_access(actor, "admin", "planejador")
     params: dict[str, Any] = {"data": on.isoformat(), "cadencia": cadence}
@@ -172,9 +176,6 @@ def request_generation(
 
 def cadence_tick() -> str | None:
     """What the scheduler runs every hour: queue a generation when the cadence says one is due."""
-    from services.stock.recommendations import newest_lote
-    from services.stock.rules import get_rules, next_due
-
     ref = today()
     if ref < next_due(get_rules().cadence, newest_lote(), ref):
         db.session.rollback()
@@ -190,49 +191,69 @@ def cadence_tick() -> str | None:
 
 @jobs.job_kind(KIND, service="stock", stock_readers=("admin", "planejador"))
 def prepare(context: jobs.JobContext) -> Any:
-    # Long on purpose: the steps of one generation's start (cadence, lock, snapshot, estimate,
-    # split, queue) share their locals, and read in the order they run.
-    from services.stock import engine
-    from services.stock.metrics import risk_figures
-    from services.stock.recommendations import newest_lote
-    from services.stock.rules import engine_rules, get_rules, next_due
-    from services.stock.snapshot import read_inputs
-
-    params = context.params
-    on = date.fromisoformat(params["data"])
+    """Step 1: unless the cadence says no batch is due, write the spool, then compute the
+    partitions here, or queue them for every worker when this runs on one."""
+    on = date.fromisoformat(context.params["data"])
     context.progress(0.02, "lendo a rede")
     rules = get_rules()
-    if params.get("cadencia") and on < next_due(rules.cadence, newest_lote(), on):
+    if context.params.get("cadencia") and on < next_due(rules.cadence, newest_lote(), on):
         return {"gerado": False, "proximo_lote": next_due(rules.cadence, newest_lote(), on).isoformat()}
     requester = context.requester()
     if requester is not None:
-        from services.stock.access import ensure_stock_access
-
         ensure_stock_access(requester, "admin", "planejador")
+    parts = _write_spool(context, on, rules)
+    context.progress(PREPARED, "1 partição a calcular" if parts == 1 else f"{parts} partições a calcular")
+    if _distributed():
+        _queue_steps(context, parts)
+        return jobs.CONTINUES
+    for index in range(parts):
+        compute(context, index)
+    return merge(context)
+
+
+def _write_spool(context: jobs.JobContext, on: date, rules: RegrasRemanejamento) -> int:
+    """Read the network and estimate its demand once, then write each partition's inputs and
+    the network's ``network.npz`` (ids, risk figures, the batch's date, rules and timings) to
+    the job's spool. Returns how many partitions."""
+    from services.stock import engine  # imported late: the engine is a separate, heavy module
 
     started = time.perf_counter()
     inputs, net = read_inputs(on, rules)
-    engine_rules_ = dataclasses.asdict(engine_rules(rules))
+    rules_used = dataclasses.asdict(engine_rules(rules))
     read_seconds = time.perf_counter() - started
     # Everything is read: end the transaction (on SQLite it holds the one write lock).
     db.session.commit()
     context.progress(0.15, "estimando a demanda")
     demand = engine.estimate_demand(inputs)
     risk = risk_figures(inputs)
-    n_nodes, n_items = inputs.stock.shape
-    groups = split_products(inputs.item_product, inputs.product_blocked.shape[0], 1)
-    if n_items:
-        groups = split_products(
-            inputs.item_product,
-            inputs.product_blocked.shape[0],
-            partition_count(n_nodes, n_items, params.get("particoes")),
-        )
+    groups = _product_groups(inputs, context.params.get("particoes"))
     folder = spool(context.job_id)
     shutil.rmtree(folder, ignore_errors=True)  # a prepare that died half way left files behind
     folder.mkdir(parents=True, exist_ok=True)
     write_partitions(folder, inputs, demand, groups)
+    meta = {
+        "data": on.isoformat(),
+        "rules": rules_used,
+        "parts": len(groups),
+        "read": read_seconds,
+        "prepare": time.perf_counter() - started,
+    }
+    _save_network(folder / "network.npz", net, risk, meta)
+    return len(groups)
+
+
+def _product_groups(inputs: EngineInput, requested: int | None) -> list[np.ndarray]:
+    """The products of each partition (``requested`` partitions, or as many as the network's size
+    asks for); a network without items is one partition."""
+    n_nodes, n_items = inputs.stock.shape
+    parts = partition_count(n_nodes, n_items, requested) if n_items else 1
+    return split_products(inputs.item_product, inputs.product_blocked.shape[0], parts)
+
+
+def _save_network(path: Path, net: Network, risk: tuple[int, ...], meta: dict[str, Any]) -> None:
+    """What the merge needs besides the partitions' outputs (read back by ``merge``)."""
     _save(
-        folder / "network.npz",
+        path,
         node_ids=np.array([str(i) for i in net.node_ids]),
         node_is_cd=net.node_is_cd,
         product_ids=np.array([str(i) for i in net.product_ids]),
@@ -242,53 +263,34 @@ def prepare(context: jobs.JobContext) -> Any:
         brands=np.array(net.brands, dtype=str),
         categories=np.array(net.categories, dtype=str),
         risk=np.array(risk, dtype=np.int64),
-        meta=np.array(
-            json.dumps(
-                {
-                    "data": on.isoformat(),
-                    "rules": engine_rules_,
-                    "parts": len(groups),
-                    "read": read_seconds,
-                    "prepare": time.perf_counter() - started,
-                }
-            )
-        ),
+        meta=np.array(json.dumps(meta)),
     )
-    del inputs, demand
-    context.progress(
-        PREPARED, "1 partição a calcular" if len(groups) == 1 else f"{len(groups)} partições a calcular"
-    )
-    if _distributed():
-        from services import job_queue
 
-        parts = [
-            job_queue.enqueue_rq(
-                "services.jobs.run_step",
-                str(context.job_id),
-                "services.stock.partitions:compute",
-                index,
-                rq_id=f"giro-{context.job_id}-p{index}-a{context.attempt}",
-            )
-            for index in range(len(groups))
-        ]
+
+def _queue_steps(context: jobs.JobContext, parts: int) -> None:
+    """Each partition a job of its own on RQ, and the merge a job depending on all of them."""
+    computes = [
         job_queue.enqueue_rq(
             "services.jobs.run_step",
             str(context.job_id),
-            "services.stock.partitions:merge",
-            rq_id=f"giro-{context.job_id}-merge-a{context.attempt}",
-            depends_on=parts,
+            "services.stock.partitions:compute",
+            index,
+            rq_id=f"giro-{context.job_id}-p{index}-a{context.attempt}",
         )
-        return jobs.CONTINUES
-    for index in range(len(groups)):
-        compute(context, index)
-    return merge(context)
+        for index in range(parts)
+    ]
+    job_queue.enqueue_rq(
+        "services.jobs.run_step",
+        str(context.job_id),
+        "services.stock.partitions:merge",
+        rq_id=f"giro-{context.job_id}-merge-a{context.attempt}",
+        depends_on=computes,
+    )
 
 
 def _distributed() -> bool:
     """On an RQ worker with Redis up, partitions go back to the queue for every worker to take."""
     from rq import get_current_job
-
-    from services import job_queue
 
     return get_current_job() is not None and bool(job_queue.redis_ok())
 
@@ -371,8 +373,6 @@ def merged_output(folder: Path, parts: int) -> tuple[EngineOutput, float]:
 
 
 def merge(context: jobs.JobContext) -> dict[str, Any]:
-    from services.stock.generation import write_batch
-
     folder = spool(context.job_id)
     stored = _load(folder / "network.npz")
     meta = json.loads(str(stored["meta"]))

@@ -19,25 +19,11 @@ from sqlalchemy import func, select
 from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from services.stock import learning, transit
-from services.stock.engine_contract import EngineInput
+from services.stock.engine_contract import EngineInput, Network
 from services.stock.rules import history_days
 from services.stock.storage import PG_COPY_HEADER, is_postgres
 
 RECENT_DAYS = 7  # EngineInput.sales_recent: the last week of the window
-
-
-@dataclass
-class Network:
-    """What the engine's indexes stand for, to write its output back as rows."""
-
-    node_ids: list[uuid.UUID]
-    node_is_cd: np.ndarray
-    product_ids: list[uuid.UUID]
-    product_cor: list[str]
-    item_product: np.ndarray
-    item_size: list[str]
-    brands: list[str]
-    categories: list[str]
 
 
 @dataclass

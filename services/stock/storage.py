@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from psycopg.copy import QueuedLibpqWriter
@@ -24,10 +24,7 @@ from sqlalchemy import BigInteger, Boolean, Date, Float, Integer, SmallInteger, 
 
 from extensions import db
 from models.stock_batches import PRIORIDADE_RANK, PRIORIDADES, TIPOS_ORIGEM, Recomendacao
-from services.stock.engine_contract import EngineOutput
-
-if TYPE_CHECKING:
-    from services.stock.snapshot import Network
+from services.stock.engine_contract import EngineOutput, Network
 
 PG_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00"  # the signature of a binary COPY stream
 

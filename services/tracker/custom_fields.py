@@ -320,51 +320,14 @@ def write_values(
         return {}
     plans.ensure_feature(organization, FEATURE)
     fields = list(db.session.scalars(_ordered(issue.project_id)))
-    by_key = {field.slug: field for field in fields} | {str(field.id): field for field in fields}
-    errors: list[FieldError] = []
-    parsed: dict[uuid.UUID, tuple[CustomField, Any]] = {}
-    for key, value in (raw or {}).items():
-        field = by_key.get(key)
-        if field is None:
-            errors.append(
-                FieldError(
-                    _value_loc(key), "No such custom field in this project", reason="custom_field_unknown"
-                )
-            )
-            continue
-        try:
-            stored = _parse(field, value)
-        except ValueError as exc:
-            errors.append(_invalid(_value_loc(field.slug), field, str(exc)))
-            continue
-        if stored is None and field.required:
-            errors.append(
-                FieldError(_value_loc(field.slug), "This field is required", reason="custom_field_required")
-            )
-            continue
-        parsed[field.id] = (field, stored)
-    if creating:
-        for field in fields:
-            if field.required and field.id not in parsed:
-                errors.append(
-                    FieldError(
-                        _value_loc(field.slug), "This field is required", reason="custom_field_required"
-                    )
-                )
-    if errors:
-        raise ValidationFailed(errors)
-    shown: dict[uuid.UUID, Any] = {}
+    parsed = _validated(fields, raw or {}, creating=creating)
     if not parsed:
         return {field.slug: None for field in fields} if creating else {}
+    shown: dict[uuid.UUID, Any] = {}
     changed: dict[str, dict[str, Any]] = {}
-    current: dict[uuid.UUID, list[CustomFieldValue]] = {}
-    if not creating:
-        for row in db.session.scalars(
-            select(CustomFieldValue).where(
-                CustomFieldValue.issue_id == issue.id, CustomFieldValue.field_id.in_(list(parsed))
-            )
-        ):
-            current.setdefault(row.field_id, []).append(row)
+    current: dict[uuid.UUID, list[CustomFieldValue]] = (
+        {} if creating else _stored_rows(issue.id, list(parsed))
+    )
     for field_id, (field, stored) in parsed.items():
         old = _shown(field, current.get(field_id, []))
         new_rows = _rows(issue.id, field, stored)
@@ -383,6 +346,55 @@ def write_values(
     if creating:
         return {field.slug: shown.get(field.id) for field in fields}
     return changed
+
+
+def _validated(
+    fields: list[CustomField], raw: dict[str, Any], *, creating: bool
+) -> dict[uuid.UUID, tuple[CustomField, Any]]:
+    """Each field ``raw`` names (by slug or id), with its value in stored form. Every unknown
+    field, bad value and missing required field is refused at once (``ValidationFailed``)."""
+    by_key = {field.slug: field for field in fields} | {str(field.id): field for field in fields}
+    errors: list[FieldError] = []
+    parsed: dict[uuid.UUID, tuple[CustomField, Any]] = {}
+    for key, value in raw.items():
+        field = by_key.get(key)
+        if field is None:
+            errors.append(
+                FieldError(
+                    _value_loc(key), "No such custom field in this project", reason="custom_field_unknown"
+                )
+            )
+            continue
+        try:
+            stored = _parse(field, value)
+        except ValueError as exc:
+            errors.append(_invalid(_value_loc(field.slug), field, str(exc)))
+            continue
+        if stored is None and field.required:
+            errors.append(_required(field))
+            continue
+        parsed[field.id] = (field, stored)
+    if creating:
+        errors += [_required(field) for field in fields if field.required and field.id not in parsed]
+    if errors:
+        raise ValidationFailed(errors)
+    return parsed
+
+
+def _required(field: CustomField) -> FieldError:
+    return FieldError(_value_loc(field.slug), "This field is required", reason="custom_field_required")
+
+
+def _stored_rows(issue_id: uuid.UUID, field_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[CustomFieldValue]]:
+    """The issue's value rows of these fields, by field."""
+    rows: dict[uuid.UUID, list[CustomFieldValue]] = {}
+    for row in db.session.scalars(
+        select(CustomFieldValue).where(
+            CustomFieldValue.issue_id == issue_id, CustomFieldValue.field_id.in_(field_ids)
+        )
+    ):
+        rows.setdefault(row.field_id, []).append(row)
+    return rows
 
 
 def attach(views: list) -> None:

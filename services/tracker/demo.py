@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
@@ -92,97 +92,123 @@ def load(people: dict[str, User], domain: str, seed: int = 7) -> TrackerDemo | N
 
     Nothing is written when the organization already exists, or when an account is missing.
     """
-    # Long on purpose: one scripted story (people, projects, issues, comments) read top to bottom.
     if set(ROLES) - set(people) or exists(people["admin"]):
         return None
     started = utcnow()
-    owner = people["admin"]
-    organization = accounts.create_organization(ORGANIZATION, owner, plan_id=PLAN)
-    workspace = accounts.create_workspace(organization, ORGANIZATION)
-    for local, role in ROLES.items():
-        if role != "owner":
-            db.session.add(Membership(organization_id=organization.id, user_id=people[local].id, role=role))
-    db.session.flush()
-
-    slug = workspace.slug
-    projects: dict[str, Project] = {}
-    statuses: dict[str, dict[str, uuid.UUID]] = {}
-    labels: dict[str, dict[str, uuid.UUID]] = {}
-    for key, name, description in PROJECTS:
-        project = workspaces.create_project(
-            owner, slug, {"key": key, "name": name, "description": description}
-        )
-        projects[key] = project
-        statuses[key] = {s.category: s.id for s in workspaces.list_statuses(owner, slug, project.id)}
-        labels[key] = {
-            label_name: workspaces.create_label(
-                owner, slug, project.id, {"name": label_name, "color": color}
-            ).id
-            for label_name, color in LABELS[key]
-        }
-
-    keys: dict[str, tuple[str, str]] = {}
-
-    def create(item: DemoIssue) -> None:
-        data = {
-            "title": item.title,
-            "type": item.type,
-            "priority": item.priority,
-            "status_id": statuses[item.project][item.status],
-            "assignee_id": people[item.assignee].id if item.assignee else None,
-            "label_ids": [labels[item.project][name] for name in item.labels],
-            "description": item.description,
-            "due_date": today() + timedelta(days=item.due_in) if item.due_in is not None else None,
-            "estimate": item.estimate,
-        }
-        if item.parent:
-            parent_key = keys[item.parent][1]
-            data["parent_id"] = issues.find_issue(
-                people[item.creator], slug, projects[item.project].id, parent_key
-            )[0].id
-        created = issues.create_issue(people[item.creator], slug, projects[item.project].id, data)
-        keys[item.ref] = (item.project, created.key)
-
-    def step(item: DemoIssue, action: tuple) -> None:
-        kind, who, value = action
-        project_id, key, actor = projects[item.project].id, keys[item.ref][1], people[who]
-        if kind == "c":
-            comments.create_comment(actor, slug, project_id, key, _mention(value, domain))
-            return
-        changes = {
-            "s": lambda: {"status_id": statuses[item.project][value]},
-            "p": lambda: {"priority": value},
-            "a": lambda: {"assignee_id": people[value].id},
-            "l": lambda: {"label_ids": [labels[item.project][name] for name in value]},
-        }[kind]()
-        issues.update_issue(actor, slug, project_id, key, changes)
-
+    organization, slug = _organization(people)
+    script = _Script(people, domain, slug)
+    script.create_projects()
     # Parents before their sub-issues, then every issue's steps in rounds.
     for item in sorted(ISSUES, key=lambda i: i.parent is not None):
-        create(item)
+        script.create(item)
     for first, kind, second in RELATIONS:
-        project, key = keys[first]
-        by = next(i for i in ISSUES if i.ref == first).creator
-        relations.create_relation(
-            people[by], slug, projects[project].id, key, kind,
-            issues.find_issue(people[by], slug, projects[keys[second][0]].id, keys[second][1])[0].id,
-        )  # fmt: skip
+        script.relate(first, kind, second)
     for round_ in range(max(len(item.steps) for item in ISSUES)):
         for item in ISSUES:
             if round_ < len(item.steps):
-                step(item, item.steps[round_])
+                script.step(item, item.steps[round_])
     db.session.flush()
 
     _spread_over_past_weeks(organization.id, started, random.Random(seed))
     notification_count = _settle_notifications(organization.id)
     return TrackerDemo(
         organization=ORGANIZATION,
-        projects=[(key, projects[key].name, projects[key].issue_counter) for key, _name, _d in PROJECTS],
+        projects=[
+            (key, script.projects[key].name, script.projects[key].issue_counter)
+            for key, _name, _d in PROJECTS
+        ],
         comments=sum(1 for item in ISSUES for action in item.steps if action[0] == "c"),
         notifications=notification_count,
         roles={f"{local}@{domain}": role for local, role in ROLES.items()},
         workspace_slug=slug,
     )
+
+
+def _organization(people: dict[str, User]) -> tuple[Organization, str]:
+    """The demo organization, owned by the demo admin, every other demo account a member in
+    its role; and the slug of its workspace."""
+    organization = accounts.create_organization(ORGANIZATION, people["admin"], plan_id=PLAN)
+    workspace = accounts.create_workspace(organization, ORGANIZATION)
+    for local, role in ROLES.items():
+        if role != "owner":
+            db.session.add(Membership(organization_id=organization.id, user_id=people[local].id, role=role))
+    db.session.flush()
+    return organization, workspace.slug
+
+
+@dataclass
+class _Script:
+    """The demo's story told through the tracker's services, each step as the person who takes it;
+    what the steps made so far (projects, statuses, labels, issue keys) serves the next ones."""
+
+    people: dict[str, User]  # by the address's local part
+    domain: str
+    slug: str  # the workspace's
+    projects: dict[str, Project] = field(default_factory=dict)  # by project key
+    statuses: dict[str, dict[str, uuid.UUID]] = field(default_factory=dict)  # project key -> category
+    labels: dict[str, dict[str, uuid.UUID]] = field(default_factory=dict)  # project key -> name
+    keys: dict[str, tuple[str, str]] = field(default_factory=dict)  # issue ref -> project and issue key
+
+    def create_projects(self) -> None:
+        owner = self.people["admin"]
+        for key, name, description in PROJECTS:
+            project = workspaces.create_project(
+                owner, self.slug, {"key": key, "name": name, "description": description}
+            )
+            self.projects[key] = project
+            self.statuses[key] = {
+                s.category: s.id for s in workspaces.list_statuses(owner, self.slug, project.id)
+            }
+            self.labels[key] = {
+                label_name: workspaces.create_label(
+                    owner, self.slug, project.id, {"name": label_name, "color": color}
+                ).id
+                for label_name, color in LABELS[key]
+            }
+
+    def create(self, item: DemoIssue) -> None:
+        data = {
+            "title": item.title,
+            "type": item.type,
+            "priority": item.priority,
+            "status_id": self.statuses[item.project][item.status],
+            "assignee_id": self.people[item.assignee].id if item.assignee else None,
+            "label_ids": [self.labels[item.project][name] for name in item.labels],
+            "description": item.description,
+            "due_date": today() + timedelta(days=item.due_in) if item.due_in is not None else None,
+            "estimate": item.estimate,
+        }
+        creator, project_id = self.people[item.creator], self.projects[item.project].id
+        if item.parent:
+            data["parent_id"] = issues.find_issue(creator, self.slug, project_id, self.keys[item.parent][1])[
+                0
+            ].id
+        created = issues.create_issue(creator, self.slug, project_id, data)
+        self.keys[item.ref] = (item.project, created.key)
+
+    def relate(self, first: str, kind: str, second: str) -> None:
+        """Relate issue ``first`` to ``second``, as the person who created ``first``."""
+        project, key = self.keys[first]
+        by = self.people[next(i for i in ISSUES if i.ref == first).creator]
+        other_project, other_key = self.keys[second]
+        other = issues.find_issue(by, self.slug, self.projects[other_project].id, other_key)[0]
+        relations.create_relation(by, self.slug, self.projects[project].id, key, kind, other.id)
+
+    def step(self, item: DemoIssue, action: tuple) -> None:
+        """One step of an issue's story: a comment, or a change of status, priority, assignee
+        or labels."""
+        kind, who, value = action
+        project_id, key, actor = self.projects[item.project].id, self.keys[item.ref][1], self.people[who]
+        if kind == "c":
+            comments.create_comment(actor, self.slug, project_id, key, _mention(value, self.domain))
+            return
+        changes = {
+            "s": lambda: {"status_id": self.statuses[item.project][value]},
+            "p": lambda: {"priority": value},
+            "a": lambda: {"assignee_id": self.people[value].id},
+            "l": lambda: {"label_ids": [self.labels[item.project][name] for name in value]},
+        }[kind]()
+        issues.update_issue(actor, self.slug, project_id, key, changes)
 
 
 def _spread_over_past_weeks(organization_id: uuid.UUID, started: datetime, rng: random.Random) -> None:

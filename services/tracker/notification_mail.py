@@ -1,8 +1,9 @@
 """E-mail for notifications: the outbox, drained in batches of one message per person per run.
 
 Nothing is sent inside the request that caused a notification: it writes an
-outbox row (``notification_emails``) in its transaction, and
-``flask tracker send-notifications`` (cron, every few minutes) sends them.
+outbox row (``notification_emails``) in its transaction, and a ``notificacoes``
+job (``flask scheduler`` every five minutes) or ``flask tracker send-notifications``
+(cron) sends them.
 
 A run first claims every due row in one statement, runs one after the
 other (a PostgreSQL advisory lock; SQLite has one writer at a time, taken
@@ -27,6 +28,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from flask import current_app
 from sqlalchemy import and_, func, or_, select, update
@@ -35,12 +37,16 @@ from sqlalchemy.orm import aliased
 from extensions import db
 from models.auth import User
 from models.base import utcnow
+from models.jobs import Job
 from models.tracker import Issue, Project, Workspace
 from models.tracker_collab import Notification, NotificationEmail
+from services import jobs
 from services.mail import send_mail
 from services.transactions import writes
 
 log = logging.getLogger(__name__)
+
+KIND = "notificacoes"
 
 LEASE = timedelta(minutes=15)
 MAX_ATTEMPTS = 5
@@ -278,3 +284,31 @@ def send_pending(now: datetime | None = None) -> RunReport:
     for user_id, mine in items.items():
         _send_to(people.get(user_id), mine, now, report)
     return report
+
+
+# --------------------------------------------------------------------------- the job
+
+
+@jobs.job_kind(KIND, service="tracker")
+def run_notifications(context: jobs.JobContext) -> dict[str, Any]:
+    context.progress(0.1, "enviando notificações")
+    report = send_pending()
+    return {
+        "mensagens": report.messages,
+        "enviadas": report.sent,
+        "ignoradas": report.skipped,
+        "a_repetir": report.retried,
+        "falharam": report.failed,
+    }
+
+
+def request_notifications(*, actor: User | None = None) -> tuple[Job, bool]:
+    """Queue a run of the notification e-mails; one at a time (a run claims its own rows anyway)."""
+    return jobs.enqueue(KIND, {}, actor=actor, lock_key=KIND)
+
+
+def notifications_tick() -> str:
+    """What the scheduler runs every five minutes: the notification e-mails (one run at a time)."""
+    job, _ = request_notifications()
+    db.session.commit()
+    return str(job.id)

@@ -1,8 +1,9 @@
 """The delivery pass: sends the outbox rows that ``services.tracker.webhooks.emit`` queued.
 
-A ``webhooks`` job runs ``deliver_due`` once the change that queued rows
-commits; ``flask tracker deliver`` (cron, or ``flask scheduler`` every minute)
-runs the same pass, so a delivery whose job was lost still goes.
+A ``webhooks`` job (``queue_pass``, called by ``emit``) runs ``deliver_due``
+once the change that queued rows commits; ``flask tracker deliver`` (cron) and
+``flask scheduler`` (every minute, ``webhooks_tick``) run the same pass, so a
+delivery whose job was lost still goes.
 
 A pass claims due rows in one statement (``FOR UPDATE SKIP LOCKED`` on
 PostgreSQL, so passes running at once take disjoint rows; SQLite's single
@@ -27,11 +28,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import http.client
+import logging
 import socket
 import ssl
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from flask import current_app
 from sqlalchemy import and_, or_, select, update
@@ -41,9 +44,14 @@ from models.auth import User
 from models.base import utcnow
 from models.tracker import Membership, Organization
 from models.tracker_webhooks import Webhook, WebhookDelivery
+from services import job_queue, jobs
+from services.mail import queue_mail
 from services.tracker.webhook_targets import RefusedAddress, addresses_of, check_addresses, parse_url
-from services.tracker.webhooks import fail_pending
 from services.transactions import writes
+
+log = logging.getLogger(__name__)
+
+KIND = "webhooks"
 
 BATCH = 50  # deliveries claimed at once
 MAX_BATCHES = 20  # per pass: a pass ends within minutes even with a large backlog
@@ -191,8 +199,6 @@ def _next_attempt(attempts: int, now: datetime) -> datetime:
 
 def _notify_owners(webhook: Webhook) -> None:
     """Tell the organization's owners by e-mail (through the mail job) that it was disabled."""
-    from services.mail import queue_mail
-
     organization = db.session.get(Organization, webhook.organization_id)
     owners = db.session.scalars(
         select(User)
@@ -217,6 +223,16 @@ def _notify_owners(webhook: Webhook) -> None:
             f"Último erro: {webhook.disabled_reason}\n\n"
             f"Corrija o endereço e ative-o de novo em:\n{link}\n",
         )
+
+
+def fail_pending(webhook_id: uuid.UUID, reason: str) -> None:
+    """Fail the webhook's pending deliveries: it was disabled, by hand or by the delivery pass."""
+    db.session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.webhook_id == webhook_id, WebhookDelivery.state == "pending")
+        .values(state="failed", last_error=reason[:500], claimed_at=None)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _record(delivery: WebhookDelivery, webhook: Webhook, outcome: Outcome, now: datetime, report) -> None:
@@ -292,3 +308,41 @@ def deliver_due(now: datetime | None = None) -> PassReport:
         if not ids:
             break
     return report
+
+
+# --------------------------------------------------------------------------- the job
+
+# Session key: the transaction that already queued a delivery job.
+_DISPATCH = "giro_webhooks_dispatch"
+
+
+def queue_pass() -> None:
+    """One delivery job per transaction that wrote deliveries, dispatched after it commits."""
+    marker = db.session.info.get(_DISPATCH)
+    if marker is not None and marker is db.session().get_transaction():
+        return
+    if job_queue.uses_redis() and not current_app.config["JOBS_REDIS_FALLBACK"] and not job_queue.redis_ok():
+        # The change must not fail for it: the scheduled pass sends the rows once Redis is back.
+        log.warning("job queue down: webhook deliveries wait for the next scheduled pass")
+        return
+    jobs.enqueue(KIND, {}, actor=None)
+    db.session.info[_DISPATCH] = db.session().get_transaction()
+
+
+@jobs.job_kind(KIND, service="tracker")
+def run_webhooks(context: jobs.JobContext) -> dict[str, Any]:
+    context.progress(0.1, "entregando webhooks")
+    report = deliver_due()
+    return {
+        "entregues": report.delivered,
+        "a_repetir": report.retried,
+        "falharam": report.failed,
+        "desativados": report.disabled,
+    }
+
+
+def webhooks_tick() -> str:
+    """What the scheduler runs every minute: a recorded pass over the due webhook deliveries."""
+    job, _ = jobs.enqueue(KIND, {}, actor=None, lock_key="webhooks:tick")
+    db.session.commit()
+    return str(job.id)

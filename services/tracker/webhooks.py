@@ -4,22 +4,20 @@ This module holds the subscriptions (create, change, delete, list them and
 their deliveries) and the events' payloads. Nothing is sent inside the request
 that made a change: the change calls ``emit`` in its own transaction, which
 writes one outbox row (``webhook_deliveries``) per enabled webhook subscribed
-to the event, holding the exact JSON body, and queues a ``webhooks`` job for
-after the commit. ``services.tracker.webhook_delivery`` sends the rows;
-``services.tracker.webhook_targets`` decides which URLs a webhook may point at.
+to the event, holding the exact JSON body, and queues a delivery pass for after
+the commit: ``services.tracker.webhook_delivery`` sends the rows (its ``webhooks``
+job); ``services.tracker.webhook_targets`` decides which URLs a webhook may point at.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import secrets
 import uuid
 from datetime import date, datetime
 from typing import Any
 
-from flask import current_app
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select
 
 from extensions import db
 from models.auth import User
@@ -29,12 +27,10 @@ from models.tracker_collab import Comment
 from models.tracker_webhooks import WEBHOOK_EVENTS, Webhook, WebhookDelivery
 from services import locks
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
+from services.tracker import webhook_delivery
 from services.tracker.access import MANAGE, organization_access
 from services.tracker.webhook_targets import validate_url
 
-log = logging.getLogger(__name__)
-
-KIND = "webhooks"
 MAX_PER_ORGANIZATION = 20
 DELIVERIES_SHOWN = 50
 SECRET_MIN = 16
@@ -127,7 +123,7 @@ def update_webhook(user: User, organization_id: uuid.UUID, webhook_id: uuid.UUID
         webhook.disabled_at = None
         webhook.disabled_reason = None
         if not webhook.enabled:
-            fail_pending(webhook.id, "Webhook disabled")
+            webhook_delivery.fail_pending(webhook.id, "Webhook disabled")
     webhook.updated_at = utcnow()
     db.session.flush()
     return webhook
@@ -159,16 +155,6 @@ def list_deliveries(
             .order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
             .limit(min(limit, DELIVERIES_SHOWN))
         )
-    )
-
-
-def fail_pending(webhook_id: uuid.UUID, reason: str) -> None:
-    """Fail the webhook's pending deliveries: it was disabled, by hand or by the delivery pass."""
-    db.session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.webhook_id == webhook_id, WebhookDelivery.state == "pending")
-        .values(state="failed", last_error=reason[:500], claimed_at=None)
-        .execution_options(synchronize_session=False)
     )
 
 
@@ -222,9 +208,6 @@ def comment_data(comment: Comment, issue: Issue) -> dict[str, Any]:
     }
 
 
-_DISPATCH = "giro_webhooks_dispatch"
-
-
 def emit(
     organization_id: uuid.UUID,
     event: str,
@@ -269,20 +252,5 @@ def emit(
             }
         )
     db.session.execute(insert(WebhookDelivery), rows)
-    _queue_delivery_job()
+    webhook_delivery.queue_pass()
     return len(hooks)
-
-
-def _queue_delivery_job() -> None:
-    """One delivery job per transaction that wrote deliveries, dispatched after it commits."""
-    from services import job_queue, jobs
-
-    marker = db.session.info.get(_DISPATCH)
-    if marker is not None and marker is db.session().get_transaction():
-        return
-    if job_queue.uses_redis() and not current_app.config["JOBS_REDIS_FALLBACK"] and not job_queue.redis_ok():
-        # The change must not fail for it: the scheduled pass sends the rows once Redis is back.
-        log.warning("job queue down: webhook deliveries wait for the next scheduled pass")
-        return
-    jobs.enqueue(KIND, {}, actor=None)
-    db.session.info[_DISPATCH] = db.session().get_transaction()

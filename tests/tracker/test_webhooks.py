@@ -631,12 +631,13 @@ def test_the_scheduler_queues_a_delivery_pass_every_minute_and_the_emails_every_
     from blueprints.cli_jobs import SCHEDULE
     from extensions import db
     from models.jobs import Job
-    from services import job_kinds, job_queue
+    from services import job_queue
+    from services.tracker import notification_mail, webhook_delivery
 
     assert {target: cron for target, cron in SCHEDULE} == {
         "services.stock.partitions:cadence_tick": "0 * * * *",
-        "services.job_kinds:webhooks_tick": "* * * * *",
-        "services.job_kinds:notifications_tick": "*/5 * * * *",
+        "services.tracker.webhook_delivery:webhooks_tick": "* * * * *",
+        "services.tracker.notification_mail:notifications_tick": "*/5 * * * *",
     }
     assert all(callable(job_queue.resolve(target)) for target, _cron in SCHEDULE)
 
@@ -649,8 +650,8 @@ def test_the_scheduler_queues_a_delivery_pass_every_minute_and_the_emails_every_
     monkeypatch.setattr(job_queue, "submit", dispatch)
 
     with app.app_context():
-        job = db.session.get(Job, uuid.UUID(job_kinds.webhooks_tick()))
+        job = db.session.get(Job, uuid.UUID(webhook_delivery.webhooks_tick()))
         assert (job.kind, job.state, job.result["entregues"]) == ("webhooks", "done", 1)
-        mail_job = db.session.get(Job, uuid.UUID(job_kinds.notifications_tick()))
+        mail_job = db.session.get(Job, uuid.UUID(notification_mail.notifications_tick()))
         assert (mail_job.kind, mail_job.state) == ("notificacoes", "done")
     assert len(receiver.requests) == 1
