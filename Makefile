@@ -53,12 +53,12 @@ run: demo
 
 # The suite runs on SQLite; with TEST_DATABASE_URL set it runs on that database too, both at
 # once (one core each; each suite's output is printed whole when it ends). What proves nothing
-# about the database (tests marked any_database: browser flows, the OpenAPI fuzz) then runs
-# on PostgreSQL only. The PostgreSQL run takes Redis database 14 unless TEST_REDIS_URL says
+# about the database (tests marked any_database) then runs in one of the two: the browser
+# flows on SQLite, the OpenAPI fuzz on PostgreSQL. The PostgreSQL run takes Redis database 14 unless TEST_REDIS_URL says
 # otherwise, so that the two runs' Redis tests never read each other's keys.
 test: install browser
 	@if [ -n "$$TEST_DATABASE_URL" ]; then \
-	  TEST_ANY_DATABASE_ELSEWHERE=1 $(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgres; \
+	  TEST_BOTH_DATABASES=1 $(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgres; \
 	else \
 	  $(MAKE) --no-print-directory test-sqlite; \
 	fi
@@ -67,7 +67,7 @@ test-sqlite:
 	env -u TEST_DATABASE_URL $(BIN)/pytest $(PYTEST_ARGS)
 
 test-postgres:
-	env -u TEST_ANY_DATABASE_ELSEWHERE TEST_REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/14} $(BIN)/pytest $(PYTEST_ARGS)
+	TEST_REDIS_URL=$${TEST_REDIS_URL:-redis://127.0.0.1:6379/14} $(BIN)/pytest $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

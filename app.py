@@ -94,10 +94,6 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.config.update(overrides or {})
     if app.testing and "JOBS_EAGER" not in (overrides or {}):
         app.config["JOBS_EAGER"] = True  # the suite runs jobs inline, inside its own transaction
-    if app.testing and "RATELIMIT_STORAGE_URI" not in (overrides or {}):
-        # The suite's transaction holds SQLite's write lock, which counters kept in the database
-        # would wait for; the limiter is one per process, so every test app counts in memory.
-        app.config["RATELIMIT_STORAGE_URI"] = "memory://"
     Config.check(app.config)
     security.harden_cookies(app.config)
     app.url_map.converters["uuid"] = LenientUUIDConverter

@@ -103,7 +103,7 @@ class Config:
     # Brute-force protection: failed sign-ins per address and e-mail, account e-mails per
     # recipient and client. Without Redis the counters live in the database, so that every
     # worker process counts against one budget (services/rate_limits.py).
-    RATELIMIT_STORAGE_URI = REDIS_URL or "giro+database://"
+    RATELIMIT_STORAGE_URI = os.environ.get("RATELIMIT_STORAGE_URI") or REDIS_URL or "giro+database://"
     RATELIMIT_HEADERS_ENABLED = True
     # Installations (or test runs) sharing one Redis keep their counters apart.
     RATELIMIT_KEY_PREFIX = os.environ.get("RATELIMIT_KEY_PREFIX", "")

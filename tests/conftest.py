@@ -22,6 +22,12 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import scoped_session, sessionmaker
 
+# The suite's transaction holds SQLite's write lock, which rate-limit counters kept in the
+# database would wait for, and the limiter is one per process, whichever app the test makes:
+# every app of the suite counts in memory. The servers the tests start (tests/test_soak.py)
+# count in the database or Redis, as deployed.
+os.environ["RATELIMIT_STORAGE_URI"] = "memory://"
+
 from app import create_app
 from config import normalize_database_url
 from extensions import db
@@ -85,15 +91,21 @@ class IsolatedCliRunner(FlaskCliRunner):
 
 
 def pytest_collection_modifyitems(config, items):
-    """``make test`` runs the suite on SQLite and PostgreSQL at once: what proves nothing about
-    the database (marked ``any_database``) runs only on PostgreSQL there
-    (``TEST_ANY_DATABASE_ELSEWHERE=1`` in the SQLite run)."""
-    if os.environ.get("TEST_ANY_DATABASE_ELSEWHERE") != "1":
+    """``make test`` runs the suite on SQLite and PostgreSQL at once (``TEST_BOTH_DATABASES=1``):
+    a test marked ``any_database(on=...)`` proves nothing about the database, so it runs in one
+    of the two runs only, the one it names (the split balances the two runs' time). Alone,
+    either run runs everything."""
+    if os.environ.get("TEST_BOTH_DATABASES") != "1":
         return
-    elsewhere = [item for item in items if item.get_closest_marker("any_database")]
+    here = "postgresql" if os.environ.get("TEST_DATABASE_URL") else "sqlite"
+    elsewhere = [
+        item
+        for item in items
+        if (marker := item.get_closest_marker("any_database")) is not None and marker.kwargs["on"] != here
+    ]
     if elsewhere:
         config.hook.pytest_deselected(items=elsewhere)
-        items[:] = [item for item in items if not item.get_closest_marker("any_database")]
+        items[:] = [item for item in items if item not in elsewhere]
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,9 @@ def stop(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
 
 
 def start_gunicorn(env: dict, port: int, workers: int = 1, log: Path | None = None) -> subprocess.Popen:
-    """``gunicorn "app:create_app()"`` on loopback, once its ``/health`` answers."""
+    """``gunicorn "app:create_app()"`` on loopback, once its ``/health`` answers. It counts rate
+    limits as deployed (Redis, or the database), not in the suite's memory."""
+    env = {name: value for name, value in env.items() if name != "RATELIMIT_STORAGE_URI"}
     output = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115 (the child keeps it)
     process = subprocess.Popen(
         [

@@ -36,7 +36,7 @@ from tests.tracker.support import (
 
 # The fuzz finds what the documents and the views get wrong; the database differences
 # (NUL characters, lengths, concurrency) have tests of their own on both databases.
-pytestmark = pytest.mark.any_database
+pytestmark = pytest.mark.any_database(on="postgresql")
 
 SEED = 20261123
 MAX_EXAMPLES = 25

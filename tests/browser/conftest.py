@@ -33,7 +33,7 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/browser/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.committing)
-            item.add_marker(pytest.mark.any_database)
+            item.add_marker(pytest.mark.any_database(on="sqlite"))
 
 
 @pytest.fixture(scope="session")
