@@ -372,29 +372,9 @@ def test_metrics_of_the_two_processes_add_up_in_multiprocess_mode(queue_app, tmp
     port = free_port()
     multiproc = tmp_path / "prom"
     multiproc.mkdir()
-    process = subprocess.Popen(
-        [
-            str(ROOT / ".venv/bin/gunicorn"),
-            "app:create_app()",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            "2",
-        ],
-        cwd=ROOT,
-        env=_env(app, PROMETHEUS_MULTIPROC_DIR=str(multiproc)),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    process = start_gunicorn(_env(app, PROMETHEUS_MULTIPROC_DIR=str(multiproc)), port, workers=2)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            time.sleep(0.2)
         # Readiness checks are counted (a liveness probe answered 200 is not).
         statuses = [requests.get(f"{base}/health/ready", timeout=5).status_code for _ in range(20)]
         scraped = requests.get(f"{base}/metrics", timeout=5).text
