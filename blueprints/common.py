@@ -5,20 +5,13 @@ from __future__ import annotations
 from functools import wraps
 
 from flask import current_app, g, request
-from flask_jwt_extended import current_user, decode_token
-from flask_jwt_extended.config import config as jwt_config
+from flask_jwt_extended import current_user, decode_token, get_current_user, verify_jwt_in_request
 from flask_jwt_extended.exceptions import JWTExtendedException
-from flask_jwt_extended.internal_utils import (
-    custom_verification_for_token,
-    verify_token_not_blocklisted,
-    verify_token_type,
-)
-from flask_jwt_extended.view_decorators import _decode_jwt_from_headers, _load_user
 from flask_limiter.util import get_remote_address
 from flask_smorest import Blueprint
 from jwt.exceptions import PyJWTError
 
-from extensions import TOKEN_REQUIREMENT, jwt, limiter
+from extensions import TOKEN_REQUIREMENT, limiter
 from services.errors import DomainError
 from services.stock.access import ensure_stock_access
 
@@ -31,24 +24,12 @@ THROTTLED = "giro_throttled"
 
 
 def verify_bearer_token():
-    """``verify_jwt_in_request(locations=["headers"])`` with the token decoded once (the
-    library reads it a second time for its header): the same checks through the same
-    callbacks, the same errors, and the same ``current_user`` and ``get_jwt()`` after.
-    Returns that account (None for a method exempt from the check)."""
-    if request.method in jwt_config.exempt_methods:
+    """The request's bearer access token, checked by flask-jwt-extended (the Authorization
+    header only: cookie sessions belong to the pages). Returns that account (None for a
+    method exempt from the check)."""
+    if verify_jwt_in_request(locations=["headers"]) is None:
         return None
-    encoded, _ = _decode_jwt_from_headers()
-    header, claims = jwt.decode_complete(encoded)
-    verify_token_type(claims, refresh=False)
-    verify_token_not_blocklisted(header, claims)
-    custom_verification_for_token(header, claims)
-    loaded = _load_user(header, claims)
-    context = g._get_current_object()
-    context._jwt_extended_jwt_user = loaded
-    context._jwt_extended_jwt_header = header
-    context._jwt_extended_jwt = claims
-    context._jwt_extended_jwt_location = "headers"
-    return loaded["loaded_user"]
+    return get_current_user()
 
 
 def auth_required():

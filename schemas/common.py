@@ -36,8 +36,17 @@ class StockValidationError(ma.Schema):
     detail = ma.fields.List(ma.fields.Nested(StockErrorItem), required=True)
 
 
+# gunicorn refuses a request line or header past its limits before any path is read, so
+# its answer (security.answer_gunicorn_refusals_in_json) carries both dialects' members.
+_REFUSED_UNREAD = (
+    "On a request refused before its path was read (a request line or header past the server's limits)"
+)
+
+
 class StockError(ma.Schema):
     detail = ma.fields.String(required=True)
+    error = ma.fields.String(metadata={"description": f"{_REFUSED_UNREAD}: the tracker dialect's code"})
+    message = ma.fields.String(metadata={"description": f"{_REFUSED_UNREAD}: the tracker dialect's message"})
 
 
 class TrackerError(ma.Schema):
@@ -84,3 +93,6 @@ class TrackerError(ma.Schema):
     limit = ma.fields.Integer(metadata={"description": "On PLAN_LIMIT_REACHED: what the plan allows"})
     current = ma.fields.Integer(metadata={"description": "On PLAN_LIMIT_REACHED: what is used now"})
     plan = ma.fields.String(metadata={"description": "On PLAN_LIMIT_REACHED: the organization's plan"})
+    detail = ma.fields.String(
+        metadata={"description": f"{_REFUSED_UNREAD}: the remanejamento dialect's text"}
+    )

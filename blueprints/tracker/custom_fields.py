@@ -31,7 +31,10 @@ _errors = partial(error_responses, blp)
 @blp.response(200, CustomFieldList)
 @_errors(402, 403, 404)
 def list_custom_fields(slug, project_id):
-    """The project's custom fields, in the order they were added (every member reads them)."""
+    """The project's custom fields, in the order they were added (every member reads them).
+
+    Plan feature `custom_fields`: 402 without it.
+    """
     return {"custom_fields": custom_fields.list_fields(current_user, slug, project_id)}
 
 
@@ -48,7 +51,8 @@ def create_custom_field(definition, slug, project_id):
     slug is 409. `options` are required for select and multi_select and refused
     for the other types (400). At most 50 fields per project (409). A
     `required` field must be given on issue create and cannot be cleared; issues
-    made before it became required are not changed.
+    made before it became required are not changed. Plan feature `custom_fields`:
+    402 without it.
     """
     return custom_fields.create_field(current_user, slug, project_id, definition)
 
@@ -62,7 +66,7 @@ def update_custom_field(changes, slug, project_id, field_id):
     """Rename a field, replace its options or change `required` (owners and admins).
 
     The slug and the type never change. Options taken out of the list are taken
-    out of the issues that held them.
+    out of the issues that held them. Plan feature `custom_fields`: 402 without it.
     """
     return custom_fields.update_field(current_user, slug, project_id, field_id, changes)
 
@@ -72,5 +76,8 @@ def update_custom_field(changes, slug, project_id, field_id):
 @blp.response(204)
 @_errors(402, 403, 404)
 def delete_custom_field(slug, project_id, field_id):
-    """Delete a field and every value issues gave it (owners and admins)."""
+    """Delete a field and every value issues gave it (owners and admins).
+
+    Plan feature `custom_fields`: 402 without it.
+    """
     custom_fields.delete_field(current_user, slug, project_id, field_id)

@@ -88,7 +88,8 @@ def list_issues(query, slug, project_id):
     `per_page` defaults to 50 and is clamped to 100; `total` counts every match,
     exactly (from indexes or counters kept on write, never an estimate).
     `custom_field=<slug>:<value>` filters by a custom field (repeatable, all
-    must hold; a multi_select matches when it holds the option).
+    must hold; a multi_select matches when it holds the option); 402 when the plan
+    lacks `custom_fields`. A URL past 4 KiB (e.g. hundreds of repeated ids) is 414.
     """
     return json_response(_page_dump(issue_reads.list_issue_rows(current_user, slug, project_id, query)))
 
