@@ -424,7 +424,9 @@ def evaluate(world: World, plan) -> tuple[float, float, int]:
     return after - before, routes_cost(world, plan.origin, plan.dest), int(np.sum(plan.quantity))
 
 
-def oracle(world: World, unit_cap: int | None) -> tuple[Plan, float, float]:
+def oracle(
+    world: World, unit_cap: int | None, time_limit: float = ORACLE_TIME_LIMIT
+) -> tuple[Plan, float, float]:
     """The rule-respecting optimum on the true rates: a mixed-integer program (HiGHS).
 
     Maximises expected extra sales minus shipping costs (and the value of CD stock
@@ -433,7 +435,8 @@ def oracle(world: World, unit_cap: int | None) -> tuple[Plan, float, float]:
     cost once for all items, no node both sending and receiving an item, and a
     binary per key size kept in stock (the run effect, linearised at the current
     stock). Concave gains and convex losses are piecewise-linear unit segments.
-    Returns the plan, the solver's gap and its seconds.
+    ``time_limit`` bounds the integer program's seconds. Returns the plan, the solver's gap and
+    its seconds.
     """
     inputs, rules = world.inputs, world.rules
     truth = world.truth
@@ -578,7 +581,7 @@ def oracle(world: World, unit_cap: int | None) -> tuple[Plan, float, float]:
         constraints=constraints,
         integrality=integrality,
         bounds=Bounds(lo_b, hi_b),
-        options={"time_limit": ORACLE_TIME_LIMIT, "mip_rel_gap": 1e-3, "disp": False},
+        options={"time_limit": time_limit, "mip_rel_gap": 1e-3, "disp": False},
     )
     seconds = time.perf_counter() - t0
     meta = np.array(x_meta, dtype=np.int64)

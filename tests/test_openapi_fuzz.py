@@ -39,7 +39,7 @@ from tests.tracker.support import (
 pytestmark = pytest.mark.any_database(on="postgresql")
 
 SEED = 20261123
-MAX_EXAMPLES = 25
+MAX_EXAMPLES = 15
 # How often a bound identifier takes one of the run's rows rather than a generated value.
 KNOWN_ROW_PROBABILITY = 0.7
 

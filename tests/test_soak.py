@@ -36,7 +36,7 @@ pytestmark = pytest.mark.committing
 
 CLIENTS = 8
 WORKERS = int(os.environ.get("SOAK_WORKERS", "3"))
-SECONDS = float(os.environ.get("SOAK_SECONDS", "15"))
+SECONDS = float(os.environ.get("SOAK_SECONDS", "8"))
 PASSWORD = "giro-demo-2026"
 DEMO = "@demo.giro.com.br"
 

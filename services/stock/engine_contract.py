@@ -70,10 +70,18 @@ class EngineInput:
     route_factor: np.ndarray  # float32 (N, N), [origin, destination]
     brand_factor: np.ndarray  # float32 (B,)
     category_factor: np.ndarray  # float32 (C,)
+    # What moved units sold against what the engine expected (ASI / ESI, services.stock.learning),
+    # per destination store and category: multiplies the store's rates. None: no outcome yet.
+    outcome_factor: np.ndarray | None = None  # float32 (N, C)
     # Days of the window after each cell's last sale day (0: it sold on the window's last day;
     # ``history_days`` when it sold nothing). None: unknown, every cell counts as in stock all along. With the stock on hand,
     # it tells the stock-out days the rates must leave out (see docs/engine.md, censored demand).
     last_sale_age: np.ndarray | None = None  # int16 (N, K)
+    # Days of the window (and of its last 7 days) a cell had nothing on the shelf before its last
+    # receipt, read from the transfers' receipts and the daily sales (services.stock.ledger): what
+    # the last-sale rule cannot see. None: no receipt in the window.
+    receipt_out_days: np.ndarray | None = None  # int16 (N, K)
+    receipt_out_recent: np.ndarray | None = None  # int16 (N, K)
     # Units on their way to each cell (transfers executed and not received): the destination
     # counts them as stock for the horizon. None: nothing in transit.
     in_transit: np.ndarray | None = None  # int32 (N, K)

@@ -200,27 +200,32 @@ def exposure(inputs: EngineInput) -> np.ndarray:
     Only today's stock and the daily sales are known, not yesterday's stock: a
     cell with no stock now is taken as out of stock since the day after its
     last sale in the window (the whole window when it sold nothing), a cell
-    with stock now as in stock all along. Receipts during the window (a cell
-    out of stock, then replenished) are not seen: such a cell counts as
-    exposed the whole window, which understates its rate.
+    with stock now as in stock all along, except the days before a transfer it
+    received in the window when the receipt ledger shows it empty
+    (``receipt_out_days``). A cell replenished otherwise (a stock import) is
+    not seen: it counts as exposed the whole window, which understates its rate.
     """
     days = max(int(inputs.history_days), 1)
     n, k = np.asarray(inputs.stock).shape
-    if inputs.last_sale_age is None:
-        return np.ones((n, k))
-    age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
-    out_days = np.where(np.asarray(inputs.stock) <= 0, age, 0.0)
+    out_days = np.zeros((n, k))
+    if inputs.last_sale_age is not None:
+        age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
+        out_days = np.where(np.asarray(inputs.stock) <= 0, age, 0.0)
+    if inputs.receipt_out_days is not None:
+        out_days = np.minimum(out_days + inputs.receipt_out_days, days)
     return (days - out_days) / days
 
 
 def recent_exposure(inputs: EngineInput) -> np.ndarray:
     """(N, K) share of the last RECENT_DAYS days each cell had stock on the shelf (as ``exposure``)."""
     n, k = np.asarray(inputs.stock).shape
-    if inputs.last_sale_age is None:
-        return np.ones((n, k))
-    days = max(int(inputs.history_days), 1)
-    age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
-    out_days = np.where(np.asarray(inputs.stock) <= 0, np.minimum(age, RECENT_DAYS), 0.0)
+    out_days = np.zeros((n, k))
+    if inputs.last_sale_age is not None:
+        days = max(int(inputs.history_days), 1)
+        age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
+        out_days = np.where(np.asarray(inputs.stock) <= 0, np.minimum(age, RECENT_DAYS), 0.0)
+    if inputs.receipt_out_recent is not None:
+        out_days = np.minimum(out_days + inputs.receipt_out_recent, RECENT_DAYS)
     return (RECENT_DAYS - out_days) / RECENT_DAYS
 
 
@@ -418,6 +423,9 @@ def estimate_demand(inputs: EngineInput) -> Demand:
 
     if days > RECENT_DAYS:
         rate = rate * _trend_factor(inputs, a_mat, item_product, key, is_store, rate, alive)[:, item_product]
+    if inputs.outcome_factor is not None:
+        # What the store's moved units sold against what was expected of them (docs/engine.md §9).
+        rate = rate * np.asarray(inputs.outcome_factor)[:, np.asarray(inputs.product_category)[item_product]]
     return Demand(rate * is_store[:, None], alive * is_store[:, None], dispersion * is_store[:, None])
 
 

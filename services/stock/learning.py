@@ -25,6 +25,12 @@ evidence speaks). The group's factor is ``min(1, fator_decisoes × fator_resulta
 or category whose transfers sell less than predicted sinks; one that sells more wins back what
 refusals took, never above 1 (the factors stay penalties). The engine multiplies the three
 factors of a recommendation into its score; ``/metricas/aprendizado`` shows the same numbers.
+
+The same outcomes correct the demand estimate: per destination store and category, the engine
+multiplies the store's rates by ``fator_resultado`` of the transfers it received (both ways,
+0.5 to 1.5). A store whose moved units did not sell was rated above its customers' demand, most
+of all where the engine chose to send (the estimates most over the truth are the ones a
+planner selects); the next batch rates it lower, for every size, not only the moved ones.
 """
 
 from __future__ import annotations
@@ -58,7 +64,8 @@ METHOD = (
     f"{OUTCOME_MIN}, {OUTCOME_MAX}) over the executed transfers of the same window with a complete "
     f"{OUTCOME_WINDOW}-day window and a prediction (see /metricas/resultado); brands: 1. "
     "fator = min(1, fatorDecisoes × fatorResultado). "
-    "The engine multiplies the route, brand and category factors into the score."
+    "The engine multiplies the route, brand and category factors into the score, and the rates of "
+    "each destination store by the fatorResultado of the transfers it received in each category."
 )
 
 
@@ -104,6 +111,8 @@ class Stats:
     rotas: list[Group]  # key (origem_id, destino_id)
     marcas: list[Group]  # key (marca,)
     categorias: list[Group]  # key (categoria,)
+    # Outcomes per (destino_id, categoria): [medidas, ESI, ASI] of the transfers it received.
+    destinos: dict[tuple, list]
 
 
 def _counts(group_by: list, since: date) -> list[Group]:
@@ -146,11 +155,13 @@ def decision_stats(on: date) -> Stats:
     since = on - timedelta(days=WINDOW_DAYS)
     per_route: dict[tuple, list] = {}
     per_category: dict[tuple, list] = {}
+    per_destination: dict[tuple, list] = {}
     measured = outcome.learning_sums([Recomendacao.data >= since], on=on, window=OUTCOME_WINDOW)
     for (origem, destino, categoria), values in measured.items():
         for sums in (
             per_route.setdefault((origem, destino), [0, 0.0, 0]),
             per_category.setdefault((categoria,), [0, 0.0, 0]),
+            per_destination.setdefault((destino, categoria), [0, 0.0, 0]),
         ):
             for i, value in enumerate(values):
                 sums[i] += value
@@ -158,6 +169,7 @@ def decision_stats(on: date) -> Stats:
         rotas=_add_outcomes(_counts([Recomendacao.origem_id, Recomendacao.destino_id], since), per_route),
         marcas=_counts([Produto.marca], since),
         categorias=_add_outcomes(_counts([Produto.categoria], since), per_category),
+        destinos=per_destination,
     )
 
 
@@ -166,8 +178,9 @@ def engine_factors(
     node_index: dict[uuid.UUID, int],
     brands: list[str],
     categories: list[str],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``route_factor`` (N, N), ``brand_factor`` (B,) and ``category_factor`` (C,) for the engine."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``route_factor`` (N, N), ``brand_factor`` (B,), ``category_factor`` (C,) and
+    ``outcome_factor`` (N, C, None without outcomes) for the engine."""
     stats = decision_stats(on)
     n = len(node_index)
     route = np.ones((n, n), dtype=np.float32)
@@ -185,7 +198,24 @@ def engine_factors(
     for g in stats.categorias:
         if g.key[0] in cat_pos:
             category[cat_pos[g.key[0]]] = g.fator
-    return route, brand, category
+    return route, brand, category, _outcome_factor(stats.destinos, node_index, cat_pos)
+
+
+def _outcome_factor(
+    destinos: dict[tuple, list], node_index: dict[uuid.UUID, int], cat_pos: dict[str, int]
+) -> np.ndarray | None:
+    """(N, C) ``outcome_factor`` of the transfers each store received in each category."""
+    found = [
+        (node_index[d], cat_pos[c], outcome_factor(esi, asi))
+        for (d, c), (medidas, esi, asi) in destinos.items()
+        if medidas and d in node_index and c in cat_pos
+    ]
+    if not found:
+        return None
+    factor = np.ones((len(node_index), len(cat_pos)), dtype=np.float32)
+    for n, c, value in found:
+        factor[n, c] = value
+    return factor
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,8 @@ def slice_inputs(inputs: EngineInput, products: np.ndarray) -> tuple[EngineInput
         sales_recent=inputs.sales_recent[:, items],
         campaign=inputs.campaign[:, products],
         last_sale_age=None if inputs.last_sale_age is None else inputs.last_sale_age[:, items],
+        receipt_out_days=None if inputs.receipt_out_days is None else inputs.receipt_out_days[:, items],
+        receipt_out_recent=None if inputs.receipt_out_recent is None else inputs.receipt_out_recent[:, items],
         in_transit=None if inputs.in_transit is None else inputs.in_transit[:, items],
     )
     return part, items

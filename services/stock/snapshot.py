@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
-from services.stock import learning, transit
+from services.stock import learning, ledger, transit
 from services.stock.engine_contract import EngineInput, Network
 from services.stock.rules import history_days
 from services.stock.storage import PG_COPY_HEADER, is_postgres
@@ -131,8 +131,15 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         nodes.ids, products.ids, products.item_product, products.item_size, start, recent, on
     )
     campaign = _read_campaigns(on, nodes.index, products.ids, nodes.is_cd)
-    stock, in_transit = _apply_transit(stock, nodes.index, products)
-    route_f, brand_f, cat_f = learning.engine_factors(on, nodes.index, products.brands, products.categories)
+    item_index = {
+        (products.ids[p], s): k
+        for k, (p, s) in enumerate(zip(products.item_product, products.item_size, strict=True))
+    }
+    receipt_out = ledger.receipt_out_days(stock, nodes.index, item_index, start, recent, on)
+    stock, in_transit = _apply_transit(stock, nodes.index, item_index)
+    route_f, brand_f, cat_f, outcome_f = learning.engine_factors(
+        on, nodes.index, products.brands, products.categories
+    )
     inputs = EngineInput(
         node_is_cd=nodes.is_cd,
         node_lat=nodes.lat,
@@ -151,7 +158,10 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         route_factor=route_f,
         brand_factor=brand_f,
         category_factor=cat_f,
+        outcome_factor=outcome_f,
         last_sale_age=last_sale_age,
+        receipt_out_days=None if receipt_out is None else receipt_out[0],
+        receipt_out_recent=None if receipt_out is None else receipt_out[1],
         in_transit=in_transit,
     )
     network = Network(
@@ -168,7 +178,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
 
 
 def _apply_transit(
-    stock: np.ndarray, node_index: dict[uuid.UUID, int], products: _Products
+    stock: np.ndarray, node_index: dict[uuid.UUID, int], item_index: dict[tuple[uuid.UUID, str], int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Stock net of the units in transit out of each cell, and the units in transit into each.
 
@@ -178,10 +188,6 @@ def _apply_transit(
     moves = transit.movimentos()
     if not moves:
         return stock, in_transit
-    item_index = {
-        (products.ids[p], s): k
-        for k, (p, s) in enumerate(zip(products.item_product, products.item_size, strict=True))
-    }
     committed = np.zeros(stock.shape, dtype=np.int64)
     for move in moves:
         k = item_index.get((move.produto_id, move.tamanho))

@@ -6,9 +6,10 @@ through the CLI and the API."""
 from __future__ import annotations
 
 import math
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 
 from tests.factories import (
     add_sales,
@@ -20,6 +21,7 @@ from tests.factories import (
     make_user,
     set_stock,
 )
+from tests.stock.support import API
 from tests.stock.test_batches import ON, generate
 from tests.stock.test_rules import batch_recs, put_rules, slow_seller_out_of_stock
 
@@ -179,3 +181,107 @@ def test_a_route_the_batch_pays_carries_the_items_that_could_not_pay_a_trip_of_t
     assert lote is not None and lote["lojaDestinoId"] == str(destino.id)
     # each unit riding the paid trip clears the bar net of what the CD keeps for later weeks
     assert lote["vendaExtraEsperada"] >= (0.15 + 0.05) * lote["quantidade"]
+
+
+def refilled_after_a_long_stock_out(client, admin):
+    """Loja Reabastecida sold a unit a day for 8 days, sat empty for 19, and 3 days ago received
+    12 units from the CD, of which it has sold one a day since: 9 on the shelf. Loja Vazia, which
+    sells a unit a day too, is out. Read as in stock all month (11 sold in 30 days, 0.37 a day),
+    the refilled store has units to spare for its neighbour; read from the receipt ledger (11 sold
+    in the 11 days it had stock), it has fewer than its own next 14 days need."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    refilled = make_loja(nome="Loja Reabastecida", lat=-23.55, lng=-46.63)
+    empty = make_loja(nome="Loja Vazia", lat=-23.56, lng=-46.64)
+    produto = make_produto(nome="Boné", tamanhos=("U",))
+    set_stock(cd, produto, U=0)
+    set_stock(refilled, produto, U=9)
+    add_sales(refilled, produto, "U", [1] * 8 + [0] * 19 + [1] * 3, end=ON)
+    set_stock(empty, produto, U=0)
+    add_sales(empty, produto, "U", [1] * 27 + [0] * 3, end=ON)
+    last_week = make_lote(ON - timedelta(days=7))
+    make_rec(
+        last_week,
+        produto,
+        cd,
+        refilled,
+        tamanho="U",
+        quantidade=12,
+        status="executada",
+        executada_data=ON - timedelta(days=5),
+        quantidade_recebida=12,
+        recebida_em=datetime(2026, 11, 15, 14, 0, tzinfo=UTC),
+        recebida_data=ON - timedelta(days=3),
+    )
+    put_rules(client, admin, custoEnvio=0, custoKm=0, qtdMinima=1)
+    return refilled, empty
+
+
+def test_goods_received_after_a_long_stock_out_are_not_read_as_a_slow_seller(client, runner, admin):
+    refilled, _ = refilled_after_a_long_stock_out(client, admin)
+    generate(runner)
+    assert [r for r in batch_recs(client, admin) if r["origemId"] == str(refilled.id)] == []
+
+
+def test_without_its_receipt_the_same_store_reads_as_a_slow_seller(client, runner, admin):
+    """The control of the test above: the same history with no receipt recorded (a stock import
+    refilled the store) is all the engine can see, and it moves the spare units."""
+    from extensions import db
+    from models.stock_batches import Recomendacao
+
+    refilled, empty = refilled_after_a_long_stock_out(client, admin)
+    db.session.execute(sa.delete(Recomendacao))
+    generate(runner)
+    moved = [r for r in batch_recs(client, admin) if r["origemId"] == str(refilled.id)]
+    assert [r["lojaDestinoId"] for r in moved] == [str(empty.id)]
+
+
+def two_twin_stores_one_of_which_got_goods_that_did_not_sell(client, admin, *, received: bool = True):
+    """Two stores with the same month of sales, a unit a day, both out; a CD holds 12 units for
+    both. Seven weeks ago one of them received 10 units the engine expected to sell 8 more over
+    14 days; in those 14 days it sold none of them (ASI 0 against ESI 8)."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    burnt = make_loja(nome="Loja Encalhe", lat=-23.55, lng=-46.63)
+    twin = make_loja(nome="Loja Gêmea", lat=-23.55, lng=-46.63)
+    produto = make_produto(nome="Boné", tamanhos=("U",))
+    set_stock(cd, produto, U=12)
+    for loja in (burnt, twin):
+        set_stock(loja, produto, U=0)
+        add_sales(loja, produto, "U", [1] * 30, end=ON)
+    if received:
+        earlier = make_lote(ON - timedelta(days=55))
+        make_rec(
+            earlier,
+            produto,
+            cd,
+            burnt,
+            tamanho="U",
+            quantidade=10,
+            status="executada",
+            executada_data=ON - timedelta(days=52),
+            quantidade_recebida=10,
+            recebida_em=datetime(2026, 9, 29, 14, 0, tzinfo=UTC),
+            recebida_data=ON - timedelta(days=50),
+            estoque_destino=0,
+            venda_extra_esperada=8.0,
+        )
+    put_rules(client, admin, custoEnvio=0, custoKm=0, qtdMinima=1, priorizarCd=True)
+    return burnt, twin
+
+
+def _units_to(client, admin, loja) -> int:
+    return sum(r["quantidade"] for r in batch_recs(client, admin) if r["lojaDestinoId"] == str(loja.id))
+
+
+def test_a_store_whose_moved_units_did_not_sell_is_rated_lower_next_time(client, runner, admin):
+    burnt, twin = two_twin_stores_one_of_which_got_goods_that_did_not_sell(client, admin)
+    generate(runner)
+    assert _units_to(client, admin, burnt) < _units_to(client, admin, twin)
+    learned = client.get(f"{API}/metricas/aprendizado", headers=admin).get_json()
+    assert "rates of each destination store" in learned["metodo"]
+
+
+def test_twin_stores_without_that_outcome_share_the_cd_evenly(client, runner, admin):
+    """The control: the same two stores with no earlier transfer get the same units (±1)."""
+    burnt, twin = two_twin_stores_one_of_which_got_goods_that_did_not_sell(client, admin, received=False)
+    generate(runner)
+    assert abs(_units_to(client, admin, burnt) - _units_to(client, admin, twin)) <= 1
