@@ -104,7 +104,9 @@ from benchmarks.simulate_engine import (
     routes_cost,
     same_output,
 )
+from services.stock import ledger as stock_ledger
 from services.stock.engine import recommend
+from services.stock.engine_demand import RECENT_DAYS
 
 WEEK_DAYS = 7
 GAP_WARN = 0.01  # an oracle solve farther than this from its bound is listed
@@ -118,6 +120,7 @@ class Options:
     oracle: bool = True
     unlimited: bool = True
     oracle_seconds: float = ORACLE_TIME_LIMIT
+    ledger: bool = True  # the receipts' stock-out days reach the engine, as the database gives them
 
 
 @dataclass
@@ -127,6 +130,7 @@ class Lane:
     stock: np.ndarray  # (N, K) int64 on the shelf
     ledger: list[np.ndarray]  # one (N, K) array of units sold per day played, history included
     arrivals: dict[int, np.ndarray] = field(default_factory=dict)  # day -> (N, K) units due
+    received: dict[int, np.ndarray] = field(default_factory=dict)  # day -> (N, K) units arrived
     day: int = HISTORY_DAYS  # the next day to play
     sold: int = 0  # units sold since week 1
     weekly_sold: list[int] = field(default_factory=list)
@@ -165,11 +169,20 @@ def in_transit(lane: Lane) -> np.ndarray:
     return total
 
 
-def snapshot(base: World, lane: Lane, week: int) -> World:
-    """What the database holds at the start of the week, with the truth the measures read."""
+def snapshot(base: World, lane: Lane, week: int, ledger: bool = True) -> World:
+    """What the database holds at the start of the week, with the truth the measures read: with
+    ``ledger``, the stock-out days before each receipt of the window (``services.stock.ledger``)."""
     transit = in_transit(lane)
     truth = replace(base.truth, stock=lane.stock, daily_sales=lane.ledger)
     inputs = _snapshot(truth, base.inputs, transit if transit.any() else None)
+    start = lane.day - HISTORY_DAYS
+    into = np.zeros((HISTORY_DAYS, *lane.stock.shape), dtype=np.int64)
+    for day, units in lane.received.items():
+        if day >= start:
+            into[day - start] += units
+    gaps = stock_ledger.dense_out_days(lane.stock, np.stack(lane.ledger[-HISTORY_DAYS:]), into, RECENT_DAYS)
+    if ledger and gaps is not None:
+        inputs = replace(inputs, receipt_out_days=gaps[0], receipt_out_recent=gaps[1])
     return World(inputs, base.rules, truth, week, transit)
 
 
@@ -210,6 +223,7 @@ def play_week(lane: Lane, base: World, uniforms: np.ndarray, cd_start: np.ndarra
         arriving = lane.arrivals.pop(day, None)
         if arriving is not None:
             lane.stock = lane.stock + arriving
+            lane.received[day] = arriving
         factor = _run_factor(lane.stock, truth.key_live, inputs.item_product, inputs.product_blocked.size)
         demand = stats.poisson.ppf(uniforms[day - HISTORY_DAYS], truth.rate * factor)
         sold = np.minimum(np.maximum(demand, 0).astype(np.int64), lane.stock)
@@ -236,7 +250,7 @@ def solve(world: World, cap: int | None, seconds: float) -> tuple[Plan, float, b
 def engine_week(base: World, lane: Lane, week: int, opts: Options) -> tuple[dict, Plan | None]:
     """The engine's batch of the week on its lane's snapshot, measured, checked and executed;
     with the oracle, also its plan with the same units on the same snapshot."""
-    world = snapshot(base, lane, week)
+    world = snapshot(base, lane, week, opts.ledger)
     t0 = time.perf_counter()
     out = recommend(world.inputs, world.rules)
     seconds = time.perf_counter() - t0
@@ -479,10 +493,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-oracle", action="store_true", help="no oracle policies nor measures")
     parser.add_argument("--equal-only", action="store_true", help="skip the unlimited oracle policy")
     parser.add_argument("--first-seed", type=int, default=1000, help="first seed (the others follow it)")
+    parser.add_argument(
+        "--no-ledger", action="store_true", help="the engine without the receipts' stock-out days"
+    )
     args = parser.parse_args(argv)
     if args.weeks < 1 or args.lead_days < 0:
         parser.error("--weeks must be >= 1 and --lead-days >= 0")
-    opts = Options(args.weeks, args.lead_days, not args.no_oracle, not args.equal_only, args.oracle_seconds)
+    opts = Options(
+        args.weeks,
+        args.lead_days,
+        not args.no_oracle,
+        not args.equal_only,
+        args.oracle_seconds,
+        not args.no_ledger,
+    )
     t0 = time.perf_counter()
     print(
         f"{args.weeks} weeks after {HISTORY_DAYS} days of history, shape {args.shape.name}, lead time "

@@ -54,7 +54,7 @@ def receipt_out_days(
                 into[row[cell], (day - start).days] += units
     sold = _daily_sales(row, start, on, days)
     now = np.array([stock[node_index[c[0]], item_index[(c[1], c[2])]] for c in cells], dtype=np.int64)
-    out = _days_out(now, sold, into)
+    out = days_out(now, sold, into)
     recent_from = (recent - start).days
     totals = np.zeros(stock.shape, dtype=np.int16)
     recents = np.zeros(stock.shape, dtype=np.int16)
@@ -65,7 +65,25 @@ def receipt_out_days(
     return totals, recents
 
 
-def _days_out(now: np.ndarray, sold: np.ndarray, into: np.ndarray) -> np.ndarray:
+def dense_out_days(
+    stock: np.ndarray, sold: np.ndarray, into: np.ndarray, recent_days: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``receipt_out_days`` from dense (D, N, K) daily sales and receipts of the window (the
+    simulator's ledger); None when nothing was received."""
+    cells = into.sum(axis=0) > 0
+    if not cells.any():
+        return None
+    out = days_out(
+        stock[cells].astype(np.int64), sold[:, cells].T.astype(np.int64), into[:, cells].T.astype(np.int64)
+    )
+    totals = np.zeros(stock.shape, dtype=np.int16)
+    recents = np.zeros(stock.shape, dtype=np.int16)
+    totals[cells] = out.sum(axis=1)
+    recents[cells] = out[:, -recent_days:].sum(axis=1)
+    return totals, recents
+
+
+def days_out(now: np.ndarray, sold: np.ndarray, into: np.ndarray) -> np.ndarray:
     """(M, D) the days each cell began with nothing, sold nothing and received nothing, before
     its last receipt. Stock at a day's start = stock now + what was sold from that day on − what
     was received from that day on (a suffix sum, walking back from today)."""
