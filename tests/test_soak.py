@@ -170,7 +170,7 @@ def _setup(base: str, hook_url: str, ledger: Ledger) -> dict:
     projects = owner.call("GET", f"/tracker/api/v1/workspaces/{slug}/projects", "projects").json()["projects"]
     stock = Client(base, ledger)
     stock.stock_token(f"admin{DEMO}")
-    [lote] = stock.call("GET", "/api/v1/remanejamento/lotes", "lotes").json()
+    lote = stock.call("GET", "/api/v1/remanejamento/lotes", "lotes").json()[0]  # this week's
     recs = stock.call("GET", f"/api/v1/remanejamento/lotes/{lote['id']}/recomendacoes", "recs").json()
     pending = [r["id"] for r in recs if r["status"] == "pendente" and not r["vetado"]]
     lojas = [

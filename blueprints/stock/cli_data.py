@@ -16,7 +16,7 @@ from blueprints.stock.cli_batches import describe_generation
 from extensions import db
 from services.clock import today
 from services.stock import demo as demo_service
-from services.stock import generation, importer, imports
+from services.stock import demo_history, generation, importer, imports
 from services.tracker import demo as tracker_demo
 
 import_cli = Blueprint("import_data", __name__, cli_group="import")
@@ -151,6 +151,8 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
         if existing:
             demo_service.wipe_stock_data()
         result = demo_service.load(n_stores=n_stores, n_products=n_products, seed=seed)
+        people = demo_service.demo_people()
+        history = demo_history.play(today(), people["planejador"], people["gerente"].loja_id)
         # The network ends with this week's batch, so the first screen has work on it.
         first_batch = generation.generate(today())
         tracker = tracker_demo.load(demo_service.demo_people(), demo_service.DEMO_EMAIL_DOMAIN, seed=seed)
@@ -159,6 +161,7 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
         db.session.rollback()
         raise
     click.echo(result.describe())
+    click.echo(history.describe())
     click.echo(describe_generation(first_batch))
     if tracker is not None:
         click.echo(tracker.describe())

@@ -12,7 +12,7 @@ from models.auth import User
 from models.stock import Campanha, Estoque, Loja, Produto, Venda
 from services.clock import today
 from services.stock.demo import DEMO_PASSWORD
-from tests.factories import make_loja, make_user
+from tests.factories import bearer, make_loja, make_user
 
 APPAREL = ["PP", "P", "M", "G", "GG"]
 # Mainland Brazil's extreme points, with a little margin.
@@ -237,3 +237,30 @@ def test_replace_wipes_the_stock_data_and_keeps_other_accounts(app, runner, ctx)
             select(func.count()).select_from(User).where(User.email.like("%@demo.giro.com.br"))
         )
         assert demo_users == 5
+
+
+def test_the_demo_has_a_past_every_screen_can_show(app, runner, client):
+    """Past weeks decided, shipped and received: the approval rate, the learning and the
+    expected-against-sold figures are filled, and the store manager has goods on their way."""
+    output = load(runner, "--stores", "6", "--products", "12")
+    assert "3 past batches" in output
+    headers = bearer(
+        client.post(
+            "/api/v1/auth/login", json={"email": "planejador@demo.giro.com.br", "senha": DEMO_PASSWORD}
+        ).get_json()["accessToken"]
+    )
+    lotes = client.get("/api/v1/remanejamento/lotes", headers=headers).get_json()
+    assert len(lotes) == 4  # three past weeks and this one
+    resultado = client.get("/api/v1/remanejamento/metricas/resultado", headers=headers).get_json()
+    assert resultado["total"]["janela14"]["transferencias"] > 0  # complete 14-day windows
+    aprendizado = client.get("/api/v1/remanejamento/metricas/aprendizado", headers=headers).get_json()
+    assert aprendizado["decididas"] > 0 and 0 < aprendizado["taxaAceitacao"] < 1
+    manager = client.post(
+        "/api/v1/auth/login", json={"email": "gerente@demo.giro.com.br", "senha": DEMO_PASSWORD}
+    ).get_json()
+    with app.app_context():
+        loja_id = db.session.scalar(select(User.loja_id).where(User.email == "gerente@demo.giro.com.br"))
+    transito = client.get(
+        f"/api/v1/lojas/{loja_id}/em-transito", headers=bearer(manager["accessToken"])
+    ).get_json()
+    assert transito["itens"]
