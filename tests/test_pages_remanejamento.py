@@ -704,3 +704,19 @@ def test_empty_states_without_batches(client, ctx):
     assert "Estoque atual (sem lote)" in grade_page and "Nenhum lote" in grade_page
     assert "tamanho 35: atual 0, movimento 0, final 0, ruptura" in grade_page
     assert "Nenhuma decisão tomada ainda" in text(client.get("/historico"))
+
+
+def test_counts_are_written_as_the_rest_of_the_page_writes_numbers(client, net, planner):
+    """One refusal is "1 recusada", a transfer already out of stock is "em ruptura", and a CD
+    holding 1.030 units says so in the grade, as every other figure of the pages does."""
+    make_rec(net["lote"], net["tenis"], net["cd"], net["moema"], tamanho="37", status="recusada")
+    urgent = net["recs"]["alta"]
+    urgent.dias_ate_ruptura = 0
+    set_stock(net["cd"], net["tenis"], **{"37": 1030})
+    db.session.flush()
+    sign_in(client, planner)
+    home = text(client.get("/"))
+    assert "1 recusada ·" in home and "1 recusadas" not in home
+    assert "em ruptura" in home and "ruptura em 0" not in home
+    grade = text(client.get(f"/grade/{net['tenis'].id}"))
+    assert "tamanho 37: atual 1.030" in grade and "1030" not in grade

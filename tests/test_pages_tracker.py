@@ -88,6 +88,8 @@ def test_index_lists_only_my_workspaces(client, team):
     body = client.get("/tracker/").get_data(as_text=True)
     assert f"/tracker/w/{team['owner'].slug}" in body
     assert outsider.slug not in body
+    # The plan as the pages name it, not its id.
+    assert '<span class="badge">Gratuito</span>' in body and '<span class="badge">free</span>' not in body
     workspace = client.get(f"/tracker/w/{team['owner'].slug}").get_data(as_text=True)
     assert "Website" in workspace and "WEB" in workspace
     assert "2 abertas de 2" in workspace

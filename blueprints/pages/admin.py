@@ -26,7 +26,7 @@ from blueprints.pages.common import (
     render_page,
     wants_fragment,
 )
-from blueprints.pages.messages import schema_errors
+from blueprints.pages.messages import plan_name, schema_errors
 from blueprints.pages.tracker_common import tenant_error
 from models.tracker import FEATURE_NAMES, LIMIT_NAMES
 from schemas.tracker.admin import (
@@ -169,7 +169,7 @@ def _edit_row(
 @superadmin_page
 def stats():
     figures = admin.stats(current_user)
-    plan_names = {plan.id: plan.name for plan in plans.list_plans()}
+    plan_names = {plan.id: plan_name(plan.id, plan.name) for plan in plans.list_plans()}
     issues = figures.issues
     charts = {
         "plans": {

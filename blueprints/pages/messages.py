@@ -290,3 +290,17 @@ def papel_name(papel: str | None) -> str:
     if papel is None:
         return _("sem acesso ao remanejamento")
     return str(PAPEL_TEXT.get(papel, papel))
+
+
+# The plans the platform is installed with, as the pages name them; a plan an administrator
+# adds later is shown by its own name.
+PLAN_TEXT = {
+    "free": _l("Gratuito"),
+    "pro": _l("Pro"),
+    "enterprise": _l("Enterprise"),
+}
+
+
+def plan_name(plan_id: str, name: str | None = None) -> str:
+    """A plan as people read it: "Gratuito", never the raw ``free``."""
+    return str(PLAN_TEXT.get(plan_id, name or plan_id))

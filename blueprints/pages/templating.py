@@ -9,9 +9,10 @@ from babel.numbers import get_decimal_symbol, get_group_symbol
 from flask import Flask, g
 from flask_babel import format_date, format_datetime, format_decimal, get_locale
 from flask_babel import gettext as _
+from jinja2 import pass_context
 
 from blueprints.pages.common import page_csrf_token
-from blueprints.pages.messages import PAPEL_TEXT, papel_name, status_name
+from blueprints.pages.messages import PAPEL_TEXT, papel_name, plan_name, status_name
 from blueprints.pages.tracker_markdown import render_markdown
 from services import auth as auth_service
 from services.stock import decisions
@@ -37,8 +38,23 @@ def register_template_globals(app: Flask) -> None:
     app.add_template_global(unread_notifications)
     app.add_template_global(timeline_text)
     app.add_template_filter(papel_name)
+    app.add_template_filter(plan_name)
     app.add_template_filter(byte_size)
     app.add_template_global(PAPEL_TEXT, "PAPEL_TEXT")
+    app.jinja_env.globals["ngettext"] = _grouped_ngettext(app.jinja_env.globals["ngettext"])
+
+
+def _grouped_ngettext(ngettext):
+    """Jinja's ``ngettext`` puts the count in the text as Python prints it ("1030"); the pages
+    write every other number with the locale's grouping ("1.030"), so the count is too."""
+
+    @pass_context
+    def grouped(context, singular: str, plural: str, num, **variables):
+        if isinstance(num, int) and not isinstance(num, bool):
+            variables.setdefault("num", rm_int(num))
+        return ngettext(context, singular, plural, num, **variables)
+
+    return grouped
 
 
 def page_context() -> dict:

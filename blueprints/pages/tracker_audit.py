@@ -17,7 +17,7 @@ from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
 from blueprints.pages.common import page_login_required, render_page
-from blueprints.pages.messages import schema_errors
+from blueprints.pages.messages import plan_name, schema_errors
 from blueprints.pages.tracker_common import TrackerPagesBlueprint
 from models.tracker_audit import AUDIT_ACTIONS
 from schemas.tracker.audit import AuditLogQuery
@@ -100,7 +100,8 @@ def _context(organization_id: uuid.UUID) -> tuple[dict, int]:
         result = audit.list_events(current_user, organization_id, filters)
     except PlanLimitError as exc:
         context["locked_plans"] = [
-            plan.name for plan in plans.plans_with_feature(exc.extra["details"]["feature"])
+            plan_name(plan.id, plan.name)
+            for plan in plans.plans_with_feature(exc.extra["details"]["feature"])
         ]
         return context, 402
     context["members"] = organizations.list_members(current_user, organization_id)

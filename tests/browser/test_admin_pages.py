@@ -29,7 +29,7 @@ def test_an_admin_bans_a_user_who_then_cannot_sign_in(page, committed):
     sign_in(page, SUPERADMIN_EMAIL, PASSWORD)
     page.get_by_role("link", name="Admin").first.click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Administração")
-    expect(page.get_by_role("table")).to_contain_text("Organizações no plano Free")
+    expect(page.get_by_role("table")).to_contain_text("Organizações no plano Gratuito")
     expect(page.locator("canvas#chart-plans")).to_be_visible()
     page.wait_for_function("() => window.Chart && Chart.getChart(document.getElementById('chart-plans'))")
     screenshot(page, "admin-stats")
