@@ -274,7 +274,7 @@ def test_list_applies_every_filter_and_is_shareable(client, team):
     by_priority = client.get(f"{path}?priority=urgent&priority=high", headers=HX).get_data(as_text=True)
     assert "WEB-1" in by_priority and "WEB-3" in by_priority
     assert "WEB-2" not in by_priority and "WEB-4" not in by_priority
-    assert "2 issues" in by_priority
+    assert "2 tarefas" in by_priority
 
     by_label = client.get(f"{path}?label_id={label['id']}", headers=HX).get_data(as_text=True)
     assert "WEB-3" in by_label and "WEB-1" not in by_label
@@ -586,7 +586,7 @@ def test_admin_renames_workspaces(client, team):
         headers={**csrf, **HX},
     )
     assert taken.status_code == 409
-    assert "Já existe um workspace com esse endereço" in taken.get_data(as_text=True)
+    assert "Já existe um espaço de trabalho com esse endereço" in taken.get_data(as_text=True)
     assert client.get(f"{API}/workspaces/time-web", headers=team["owner"].headers).status_code == 200
 
 
@@ -616,7 +616,7 @@ def test_the_new_issue_page_works_without_javascript(client, team):
     assert (issue["priority"], issue["type"], issue["status"]["category"]) == ("high", "story", "backlog")
     assert issue["description"] == "Texto do **banner**"
     sign_in(client, team["viewer"])
-    assert "Nova issue" not in client.get(board_path(owner, project)).get_data(as_text=True)
+    assert "Nova tarefa" not in client.get(board_path(owner, project)).get_data(as_text=True)
     refused = client.get(f"{list_path(owner, project)}/new")
     assert refused.status_code == 403
     assert "só permite leitura" in refused.get_data(as_text=True)

@@ -77,7 +77,7 @@ def test_the_board_shows_its_first_cards_up_to_the_cap_and_says_so(client, monke
     capped = client.get(path, headers=HX).get_data(as_text=True)
     # The newest issue is on top of its column: the cap keeps the first two in board order.
     assert re.findall(r'data-key="(WEB-\d+)"', capped) == ["WEB-3", "WEB-2"]
-    assert "O quadro mostra as primeiras 2 issues" in capped
+    assert "O quadro mostra as primeiras 2 tarefas" in capped
     searched = client.get(path + "?q=segunda", headers=HX).get_data(as_text=True)
     assert re.findall(r'data-key="(WEB-\d+)"', searched) == ["WEB-2"]
     assert "O quadro mostra" not in searched

@@ -106,7 +106,7 @@ def test_bulk_edit_from_the_list(client):
     )
     body = response.get_data(as_text=True)
     assert response.status_code == 200, body
-    assert "2 issues alteradas." in body and "<html" not in body
+    assert "2 tarefas alteradas." in body and "<html" not in body
     assert 'name="list_query" value="q=issue"' in body
     for key, expected in (("WEB-1", True), ("WEB-2", False), ("WEB-3", True)):
         issue = client.get(f"{issues_url(owner, project)}/{key}", headers=owner.headers).get_json()
@@ -126,7 +126,7 @@ def test_bulk_edit_from_the_list(client):
     )
     # Nothing selected, or nothing to change, is said in place.
     none_picked = client.post(bulk_path(owner, project), data={"priority": "high"}, headers={**csrf, **HX})
-    assert none_picked.status_code == 422 and "Selecione pelo menos uma issue." in none_picked.get_data(
+    assert none_picked.status_code == 422 and "Selecione pelo menos uma tarefa." in none_picked.get_data(
         as_text=True
     )
     nothing = client.post(bulk_path(owner, project), data={"keys": "WEB-1"}, headers={**csrf, **HX})

@@ -350,7 +350,7 @@ def test_the_timeline_shows_field_changes_between_comments(client, team):
 
     html = client.get(page_of(team)).get_data(as_text=True)
     timeline = html[html.index('id="issue-timeline"') :]
-    created = timeline.index("criou a issue")
+    created = timeline.index("criou a tarefa")
     before = timeline.index("Antes da mudança")
     priority = timeline.index("mudou a prioridade de")
     status = timeline.index("mudou o status de")
@@ -368,10 +368,10 @@ def test_a_long_timeline_shows_its_newest_entries_and_loads_the_older_ones(clien
     sign_in(client, team["member"])
     html = client.get(page_of(team)).get_data(as_text=True)
     assert "Comentário número 54" in html and "Comentário número 05" in html
-    assert "Comentário número 04" not in html and "criou a issue" not in html
+    assert "Comentário número 04" not in html and "criou a tarefa" not in html
     assert "Mostrar 6 entradas anteriores" in html
     older = client.get(page_of(team) + "/timeline?skip=50", headers=HX).get_data(as_text=True)
-    assert "Comentário número 04" in older and "Comentário número 00" in older and "criou a issue" in older
+    assert "Comentário número 04" in older and "Comentário número 00" in older and "criou a tarefa" in older
     assert "Comentário número 05" not in older and "timeline-older" not in older
 
 

@@ -76,7 +76,7 @@ def test_owners_shape_the_board_columns(client):
     make_issue(client, owner, project, status_id=todo["id"])
     kept = client.post(f"{path}/statuses/{todo['id']}/delete", headers={**csrf, **HX})
     assert kept.status_code == 409
-    assert "Há issues com este status" in kept.get_data(as_text=True)
+    assert "Há tarefas com este status" in kept.get_data(as_text=True)
     assert client.post(f"{path}/statuses/{review['id']}/delete", headers={**csrf, **HX}).status_code == 200
     assert "Revisão" not in [n for n, _, _ in api_statuses(client, owner, project)]
 

@@ -46,7 +46,7 @@ def test_an_owner_adds_a_webhook_sees_its_deliveries_disables_and_deletes_it(cli
 
         make_issue(client, owner, project)
         page = client.get(page_path(owner)).get_data(as_text=True)
-        assert "Últimas entregas" in page and "Entregue" in page and "Issue criada" in page
+        assert "Últimas entregas" in page and "Entregue" in page and "Tarefa criada" in page
         assert len(receiver.requests) == 1
 
         toggle = f"{page_path(owner)}/{hook['id']}/enabled"

@@ -52,7 +52,7 @@ PER_PAGE = 25
 LIMIT_TEXT = {
     "members": _l("Membros"),
     "projects": _l("Projetos"),
-    "issues": _l("Issues"),
+    "issues": _l("Tarefas"),
     "storage_bytes": _l("Armazenamento"),
 }
 # Storage limits are entered in MB or GB (binary multiples) and stored in bytes.

@@ -17,7 +17,7 @@ from services.errors import DomainError, FieldError, ValidationFailed
 RESOURCE_TEXT = {
     "members": _l("membros"),
     "projects": _l("projetos"),
-    "issues": _l("issues"),
+    "issues": _l("tarefas"),
     "storage_bytes": _l("armazenamento"),
 }
 
@@ -26,7 +26,7 @@ RESOURCE_TEXT = {
 REASON_TEXT = {
     # tracker: tenancy and roles
     "organization_not_found": _l("Organização não encontrada."),
-    "workspace_not_found": _l("Workspace não encontrado."),
+    "workspace_not_found": _l("Espaço de trabalho não encontrado."),
     "project_not_found": _l("Projeto não encontrado."),
     "organization_suspended": _l("Esta organização está suspensa."),
     "viewer_read_only": _l("Seu papel nesta organização só permite leitura."),
@@ -45,10 +45,10 @@ REASON_TEXT = {
     "unverified_address": _l("Confirme seu e-mail (siga o link que enviamos) para aceitar convites."),
     # tracker: workspaces, projects, statuses, labels, plans
     "organization_slug_taken": _l("Já existe uma organização com esse endereço."),
-    "workspace_slug_taken": _l("Já existe um workspace com esse endereço."),
-    "project_key_taken": _l("Já existe um projeto com essa chave neste workspace."),
+    "workspace_slug_taken": _l("Já existe um espaço de trabalho com esse endereço."),
+    "project_key_taken": _l("Já existe um projeto com essa chave neste espaço de trabalho."),
     "status_not_found": _l("Status não encontrado."),
-    "status_in_use": _l("Há issues com este status: mova-as para outro status antes de excluí-lo."),
+    "status_in_use": _l("Há tarefas com este status: mova-as para outro status antes de excluí-lo."),
     "label_not_found": _l("Etiqueta não encontrada."),
     "label_name_taken": _l("Já existe uma etiqueta com esse nome neste projeto."),
     "plan_not_found": _l("Plano não encontrado."),
@@ -59,31 +59,31 @@ REASON_TEXT = {
         "Fale com quem administra a conta."
     ),
     # tracker: issues and relations
-    "issue_not_found": _l("Issue não encontrada."),
+    "issue_not_found": _l("Tarefa não encontrada."),
     "status_not_in_project": _l("Status inexistente neste projeto."),
     "assignee_not_member": _l("O responsável precisa ser membro da organização."),
     "label_not_in_project": _l("Todas as etiquetas precisam ser deste projeto."),
-    "parent_not_in_project": _l("A issue pai precisa ser do mesmo projeto."),
-    "parent_cycle": _l("Uma issue não pode ser descendente de si mesma."),
+    "parent_not_in_project": _l("A tarefa pai precisa ser do mesmo projeto."),
+    "parent_cycle": _l("Uma tarefa não pode ser descendente de si mesma."),
     "due_before_start": _l("O prazo não pode ser anterior ao início."),
     "project_without_status": _l("O projeto não tem nenhum status."),
     "title_required": _l("Campo obrigatório."),
     # tracker: board order and bulk edit
-    "rank_neighbour_not_in_project": _l("A issue vizinha precisa ser deste projeto."),
-    "rank_neighbours_out_of_order": _l("A issue de cima precisa vir antes da de baixo no quadro."),
-    "rank_and_neighbours": _l("Informe a posição ou as issues vizinhas, não os dois."),
-    "rank_next_to_itself": _l("Uma issue não pode ficar ao lado de si mesma."),
+    "rank_neighbour_not_in_project": _l("A tarefa vizinha precisa ser deste projeto."),
+    "rank_neighbours_out_of_order": _l("A tarefa de cima precisa vir antes da de baixo no quadro."),
+    "rank_and_neighbours": _l("Informe a posição ou as tarefas vizinhas, não os dois."),
+    "rank_next_to_itself": _l("Uma tarefa não pode ficar ao lado de si mesma."),
     "bulk_without_changes": _l("Escolha pelo menos uma alteração."),
     "bulk_label_both": _l("Uma etiqueta não pode ser adicionada e removida ao mesmo tempo."),
-    "bulk_issue_not_found": _l("Alguma das issues escolhidas não existe mais neste projeto."),
+    "bulk_issue_not_found": _l("Alguma das tarefas escolhidas não existe mais neste projeto."),
     # tracker: plan features and the audit log
     "audit_until_before_since": _l("A data final não pode ser anterior à inicial."),
     "feature_not_in_plan": _l(
         "O plano desta organização não inclui este recurso; ele faz parte dos planos %(plans)s."
     ),
-    "related_issue_not_found": _l("Issue não encontrada nesta organização."),
-    "self_relation": _l("Uma issue não pode se relacionar com ela mesma."),
-    "already_related": _l("Essas issues já estão relacionadas."),
+    "related_issue_not_found": _l("Tarefa não encontrada nesta organização."),
+    "self_relation": _l("Uma tarefa não pode se relacionar com ela mesma."),
+    "already_related": _l("Essas tarefas já estão relacionadas."),
     "blocking_cycle": _l("Isso criaria um ciclo de bloqueios."),
     "relation_not_found": _l("Relação não encontrada."),
     "comment_not_found": _l("Comentário não encontrado."),

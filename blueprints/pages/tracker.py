@@ -223,7 +223,7 @@ def card_kit(page: ProjectView, slug: str, cards: Iterable[CardRow]) -> CardKit:
         status_label=(escape(before), escape(after)),
         priority_title=escape(_("Prioridade")),
         due_title=escape(_("Prazo")),
-        children_title=escape(_("Sub-issues")),
+        children_title=escape(_("Subtarefas")),
         move=escape(_("Mover")),
         due={day: escape(format_date(day, "dd/MM")) for day in days},
     )
@@ -475,7 +475,7 @@ def bulk_edit(slug: str, project_id: uuid.UUID):
     chosen["remove_label_ids"] = request.form.getlist("remove_label_ids")
     keys = [key.strip() for key in request.form.getlist("keys") if key.strip()]
     if not keys:
-        bulk = {"done": None, "error": _("Selecione pelo menos uma issue."), "form": chosen, "picked": []}
+        bulk = {"done": None, "error": _("Selecione pelo menos uma tarefa."), "form": chosen, "picked": []}
         return _list_page(slug, project_id, raw, status=422, bulk=bulk)
     try:
         body = BulkUpdate().load({"keys": keys, "changes": _bulk_changes(request.form)})

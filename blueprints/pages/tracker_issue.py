@@ -166,7 +166,7 @@ def _parent_change(slug: str, project_id: uuid.UUID, text: str) -> str | None:
     try:
         parent, _access = issues.find_issue(current_user, slug, project_id, text.strip().upper())
     except NotFoundError:
-        raise InvalidField("parent_id", _("Issue pai não encontrada neste projeto.")) from None
+        raise InvalidField("parent_id", _("Tarefa pai não encontrada neste projeto.")) from None
     return str(parent.id)
 
 
@@ -214,7 +214,9 @@ def _related_issue_id(slug: str, text: str) -> uuid.UUID:
                 except NotFoundError:
                     break
                 return found.id
-    raise InvalidField("related_key", _("Issue não encontrada neste workspace (use a chave, ex.: WEB-12)."))
+    raise InvalidField(
+        "related_key", _("Tarefa não encontrada neste espaço de trabalho (use a chave, ex.: WEB-12).")
+    )
 
 
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/relations", methods=["POST"])

@@ -25,9 +25,9 @@ blp = TrackerPagesBlueprint("webhook_pages", __name__)
 TEMPLATE = "tracker/webhooks.html"
 SHOWN_DELIVERIES = 10
 EVENT_TEXT = {
-    "issue.created": _l("Issue criada"),
-    "issue.updated": _l("Issue alterada"),
-    "issue.deleted": _l("Issue excluída"),
+    "issue.created": _l("Tarefa criada"),
+    "issue.updated": _l("Tarefa alterada"),
+    "issue.deleted": _l("Tarefa excluída"),
     "comment.created": _l("Novo comentário"),
 }
 STATE_TEXT = {

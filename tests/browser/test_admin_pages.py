@@ -70,7 +70,7 @@ def test_organizations_and_plans_pages(page, committed):
     for field, value in (
         ("Membros", "40"),
         ("Projetos", "20"),
-        ("Issues", "5000"),
+        ("Tarefas", "5000"),
         ("Armazenamento", "500"),
     ):
         page.locator("#plan-create").get_by_label(field, exact=True).fill(value)

@@ -55,12 +55,12 @@ def test_sign_up_project_issue_mention_and_the_inbox(browser, page, committed, l
     page.get_by_label("Chave").fill("WEB")
     page.get_by_role("button", name="Criar projeto").click()
     expect(page.get_by_role("heading", name=re.compile("Loja Virtual"))).to_be_visible()
-    quick = page.get_by_label("Nova issue em Todo").or_(page.get_by_label("Nova issue em A fazer"))
+    quick = page.get_by_label("Nova tarefa em Todo").or_(page.get_by_label("Nova tarefa em A fazer"))
     quick.fill("Checkout não finaliza com Pix")
     quick.press("Enter")
     page.get_by_role("link", name=re.compile("Checkout não finaliza com Pix")).click()
     expect(page.get_by_role("heading", name="Atividade")).to_be_visible()
-    expect(page.locator("#issue-timeline")).to_contain_text("Carla Fundadora criou a issue")
+    expect(page.locator("#issue-timeline")).to_contain_text("Carla Fundadora criou a tarefa")
 
     # A comment that mentions Bruno, picked from the autocomplete.
     box = page.get_by_label("Comentar")

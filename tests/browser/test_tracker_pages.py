@@ -77,7 +77,7 @@ def test_drag_a_card_across_columns_and_it_persists(page, committed):
     data = committed(_team)
     sign_in(page, "olga@tracker.test", PASSWORD)
     page.get_by_role("link", name="Tracker").click()
-    expect(page.get_by_role("heading", name="Novo workspace")).to_be_visible()
+    expect(page.get_by_role("heading", name="Novo espaço de trabalho")).to_be_visible()
     screenshot(page, "tracker-home")
     page.get_by_role("link", name="Olga Dona").click()
     expect(page.get_by_role("link", name=re.compile("Loja Virtual"))).to_contain_text("4 abertas de 5")
@@ -149,7 +149,7 @@ def test_quick_create_adds_a_card_to_the_column(page, committed):
     sign_in(page, "olga@tracker.test", PASSWORD)
     page.goto(_board(data))
     backlog = data["statuses"]["backlog"]
-    field = page.get_by_label("Nova issue em Backlog")
+    field = page.get_by_label("Nova tarefa em Backlog")
     field.fill("Trocar banner da home")
     field.press("Enter")
     expect(page.locator(f"#cards-{backlog}")).to_contain_text("Trocar banner da home")
@@ -179,11 +179,11 @@ def test_list_filters_are_in_the_url(page, committed):
     sign_in(page, "olga@tracker.test", PASSWORD)
     page.goto(_board(data))
     page.get_by_role("link", name="Lista").click()
-    expect(page.locator("#issue-results")).to_contain_text("5 issues")
+    expect(page.locator("#issue-results")).to_contain_text("5 tarefas")
     page.locator("summary", has_text="Prioridade").click()
     page.get_by_label("Urgente").check()
     page.get_by_label("Alta", exact=True).check()
-    expect(page.locator("#issue-results")).to_contain_text("2 issues")
+    expect(page.locator("#issue-results")).to_contain_text("2 tarefas")
     expect(page).to_have_url(re.compile(r"priority=urgent.*priority=high"))
     page.get_by_label("Ordenar por").select_option("priority")
     page.get_by_label("Direção").select_option("asc")
@@ -193,10 +193,10 @@ def test_list_filters_are_in_the_url(page, committed):
     screenshot(page, "tracker-list")
     shared = page.url
     page.goto(shared)
-    expect(page.locator("#issue-results")).to_contain_text("2 issues")
+    expect(page.locator("#issue-results")).to_contain_text("2 tarefas")
     expect(page.locator("#issue-results tbody tr").first).to_contain_text("WEB-2")
-    page.get_by_label("Buscar issues").fill("safari")
-    expect(page.locator("#issue-results")).to_contain_text("1 issue")
+    page.get_by_label("Buscar tarefas").fill("safari")
+    expect(page.locator("#issue-results")).to_contain_text("1 tarefa")
 
 
 def test_issue_page_edits_in_place(page, committed):
@@ -214,10 +214,10 @@ def test_issue_page_edits_in_place(page, committed):
     page.get_by_label("Prioridade").select_option("high")
     expect(page.locator("#issue-fields")).to_contain_text("Alterações salvas")
 
-    page.get_by_label("Chave da outra issue").fill("WEB-3")
+    page.get_by_label("Chave da outra tarefa").fill("WEB-3")
     page.get_by_role("button", name="Relacionar").click()
     expect(page.locator("#issue-relations")).to_contain_text("WEB-3")
-    page.get_by_label("Título da sub-issue").fill("Reproduzir no iPhone")
+    page.get_by_label("Título da subtarefa").fill("Reproduzir no iPhone")
     page.get_by_role("button", name="Adicionar").click()
     expect(page.locator("#issue-children")).to_contain_text("Reproduzir no iPhone")
     screenshot(page, "tracker-issue")

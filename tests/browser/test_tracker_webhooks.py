@@ -41,7 +41,7 @@ def test_an_owner_adds_a_webhook_and_reads_its_deliveries(page, committed):
         page.get_by_role("link", name="Webhooks").click()
         expect(page.get_by_role("heading", name=re.compile("Webhooks de"))).to_be_visible()
         page.get_by_label("Endereço (URL)").fill(receiver.url)
-        page.get_by_label("Issue excluída").uncheck()
+        page.get_by_label("Tarefa excluída").uncheck()
         page.get_by_role("button", name="Adicionar webhook").click()
         expect(page.get_by_role("status")).to_contain_text("Guarde o segredo agora")
         assert len(page.get_by_label("Segredo", exact=True).input_value()) == 64
