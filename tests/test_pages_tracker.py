@@ -661,3 +661,24 @@ def test_owners_create_labels_from_the_issue_page(client, team):
         labels_url, data={"issue_key": "WEB-1", "name": "Outra", "color": "#000000"}, headers={**csrf, **HX}
     )
     assert refused.status_code == 403
+
+
+def test_a_new_organization_gets_its_first_steps_until_they_are_taken(client, team):
+    """Project, colleague, task: the owner of a new organization sees the three steps with
+    those taken marked; once all are taken, or to a member who does not run it, none."""
+    newcomer = register(client, name="Nina Nova")
+    sign_in(client, newcomer)
+    home = client.get("/tracker/").get_data(as_text=True)
+    assert "Primeiros passos" in home and "0 de 3" in home
+    assert f"/o/{newcomer.org_id}/members" in home
+    project = make_project(client, newcomer, key="OPS", name="Operações")
+    home = client.get("/tracker/").get_data(as_text=True)
+    assert "1 de 3" in home and '<li class="done"><a' in home
+    add_member(client, newcomer, team["member"])
+    make_issue(client, newcomer, project, title="Primeira tarefa")
+    assert "Primeiros passos" not in client.get("/tracker/").get_data(as_text=True)
+    # A member sees the organization, not the steps of running it (their own organization's
+    # steps are theirs: they run it).
+    sign_in(client, team["member"])
+    home = client.get("/tracker/").get_data(as_text=True)
+    assert "Nina Nova" in home and f'id="steps-{newcomer.org_id}"' not in home

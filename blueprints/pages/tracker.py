@@ -56,6 +56,7 @@ from services.tracker import (
     workspaces,
 )
 from services.tracker.access import READ, WRITE, project_access, workspace_access
+from services.tracker.first_steps import pending_first_steps
 from services.tracker.issue_board import CardRow
 from services.tracker.issues import IssueView
 from services.tracker.workspaces import ProjectView
@@ -84,6 +85,7 @@ def _index_context(
     manageable = [org for org in orgs if org.role in ("owner", "admin") and not org.suspended]
     return {
         "groups": list(by_org.values()),
+        "first_steps": pending_first_steps(orgs),
         "invitations": organizations.my_invitations(current_user),
         "manageable": manageable,
         "form": form or {},
