@@ -396,3 +396,19 @@ def test_another_organization_sees_nothing_of_an_issue_its_comments_or_its_timel
         assert "Segredo da casa" not in response.get_data(as_text=True)
     assert len(api_comments(client, team)) == 1
     assert "Segredo" not in client.get("/tracker/notifications").get_data(as_text=True)
+
+
+def test_a_mention_reads_as_the_persons_name_and_code_keeps_the_address(client, team):
+    """Stored as typed (the address notifies the person); shown by name, the address in its
+    title. In code the address stays as written, and an address of no member stays as is."""
+    member_headers = sign_in(client, team["member"])
+    other = team["other"].email
+    text = f"@{other} pode revisar? `@{other}` no código; @ninguem@fora.test não é membro."
+    posted = client.post(page_of(team) + "/comments", data={"body": text}, headers={**member_headers, **HX})
+    assert posted.status_code == 200
+    fragment = posted.get_data(as_text=True)
+    assert f'<span class="mention" title="{other}">@Nina Nova</span> pode revisar?' in fragment
+    assert f"<code>@{other}</code>" in fragment
+    assert "@ninguem@fora.test não é membro" in fragment
+    page = client.get(page_of(team)).get_data(as_text=True)
+    assert f'title="{other}">@Nina Nova</span>' in page

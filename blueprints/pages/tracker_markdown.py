@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markupsafe import Markup, escape
+
+from services.tracker.comments import MENTION
 
 # What Markdown can produce and a description may keep; everything else is stripped.
 ALLOWED_TAGS = {
@@ -31,8 +34,11 @@ def _parser() -> MarkdownIt:
     )
 
 
-def render_markdown(text: str | None) -> Markup:
-    """Safe HTML for a Markdown text (links open with ``rel="noopener noreferrer nofollow"``)."""
+def render_markdown(text: str | None, names: dict[str, str] | None = None) -> Markup:
+    """Safe HTML for a Markdown text (links open with ``rel="noopener noreferrer nofollow"``).
+
+    ``names`` (address -> name, lowercase addresses): an @mention of one of them reads as the
+    person's name, the address in its title; code keeps what was typed."""
     if not text:
         return Markup("")
     html = _parser().render(text)
@@ -43,4 +49,23 @@ def render_markdown(text: str | None) -> Markup:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
+    if names:
+        clean = _named_mentions(clean, names)
     return Markup(clean)
+
+
+# Code (inline or a block) and tags are kept as they are; mentions are read in the text between.
+_KEPT = re.compile(r"(<pre>.*?</pre>|<code[^>]*>.*?</code>|<[^>]+>)", re.DOTALL)
+
+
+def _named_mentions(html: str, names: dict[str, str]) -> str:
+    def named(match: re.Match) -> str:
+        address = match.group(1).rstrip(".")
+        name = names.get(address.lower())
+        if name is None:
+            return match.group(0)
+        rest = match.group(1)[len(address) :]
+        return f'<span class="mention" title="{escape(address)}">@{escape(name)}</span>{rest}'
+
+    parts = _KEPT.split(html)
+    return "".join(part if i % 2 else MENTION.sub(named, part) for i, part in enumerate(parts))
