@@ -720,3 +720,28 @@ def test_counts_are_written_as_the_rest_of_the_page_writes_numbers(client, net, 
     assert "em ruptura" in home and "ruptura em 0" not in home
     grade = text(client.get(f"/grade/{net['tenis'].id}"))
     assert "tamanho 37: atual 1.030" in grade and "1030" not in grade
+
+
+def _nav(client) -> str:
+    body = client.get("/").get_data(as_text=True)
+    return body[body.index('<nav aria-label="Navegação principal">') : body.index("</nav>")]
+
+
+def test_the_navigation_offers_what_each_role_works_with(client, net):
+    """A store manager: their receipts and their store; a viewer: the batches, no rules nor jobs;
+    a planner: everything they decide with; the platform's admin area is "Plataforma", not a
+    second "Admin" beside the stock "Administração"."""
+    manager = make_user(papel="gerente_loja", loja=net["paulista"])
+    sign_in(client, manager)
+    nav = _nav(client)
+    assert f"/lojas/{net['paulista'].id}/recebimentos" in nav and "Minha loja" in nav
+    assert "Lotes" not in nav and "Regras" not in nav and "Processamentos" not in nav
+    sign_in(client, make_user(papel="visualizador"))
+    nav = _nav(client)
+    assert "Lotes" in nav and "Grade" in nav and "Regras" not in nav and "Processamentos" not in nav
+    sign_in(client, make_user(papel="planejador"))
+    nav = _nav(client)
+    assert "Regras" in nav and "Processamentos" in nav and "Administração" not in nav
+    sign_in(client, make_user(papel="admin", superadmin=True))
+    nav = _nav(client)
+    assert "Administração" in nav and "Plataforma" in nav and ">Admin<" not in nav

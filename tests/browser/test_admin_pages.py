@@ -27,7 +27,7 @@ def _platform() -> dict:
 def test_an_admin_bans_a_user_who_then_cannot_sign_in(page, committed):
     data = committed(_platform)
     sign_in(page, SUPERADMIN_EMAIL, PASSWORD)
-    page.get_by_role("link", name="Admin").first.click()
+    page.get_by_role("link", name="Plataforma").first.click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Administração")
     expect(page.get_by_role("table")).to_contain_text("Organizações no plano Gratuito")
     expect(page.locator("canvas#chart-plans")).to_be_visible()

@@ -57,7 +57,7 @@ def test_manager_confirms_a_receipt_on_a_phone(phone, committed):
     data = committed(_receipts_network)
     sign_in(phone, data["manager"], PASSWORD)
     page = phone
-    page.get_by_role("link", name="Recebimentos").click()
+    page.get_by_role("main").get_by_role("link", name="Recebimentos").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Recebimentos e envios")
     page.wait_for_load_state("networkidle")
     assert scroll_width(page) <= PHONE["width"], widest(page, PHONE["width"])
