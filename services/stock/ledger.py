@@ -20,10 +20,10 @@ import uuid
 from datetime import date
 
 import numpy as np
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 
 from extensions import db
-from models.stock import Venda
+from models.stock import Estoque, Venda
 from models.stock_batches import Recomendacao
 
 Cell = tuple[uuid.UUID, uuid.UUID, str]
@@ -42,7 +42,15 @@ def receipt_out_days(
 
     ``stock`` is the stock on hand now (before units in transit are taken off)."""
     received = _receipts(start, on)
-    cells = [cell for cell in received if cell[0] in node_index and (cell[1], cell[2]) in item_index]
+    # A cell holding more than it received in the window had stock before every receipt: it was
+    # never out on those days, and its sales need not be read.
+    cells = [
+        cell
+        for cell, by_day in received.items()
+        if cell[0] in node_index
+        and (cell[1], cell[2]) in item_index
+        and stock[node_index[cell[0]], item_index[(cell[1], cell[2])]] <= sum(by_day.values())
+    ]
     if not cells:
         return None
     days = (on - start).days
@@ -118,10 +126,33 @@ def _receipts(start: date, on: date) -> dict[Cell, dict[date, int]]:
 def _daily_sales(row: dict[Cell, int], start: date, on: date, days: int) -> np.ndarray:
     """(M, D) units each received cell sold on each day of the window."""
     sold = np.zeros((len(row), days), dtype=np.int64)
+    # The same pruning in SQL: only the sales of cells whose stock now is at most what they received.
+    received = (
+        select(
+            Recomendacao.destino_id,
+            Recomendacao.produto_id,
+            Recomendacao.tamanho,
+            func.sum(Recomendacao.quantidade_recebida).label("units"),
+        )
+        .where(
+            Recomendacao.recebida_data >= start,
+            Recomendacao.recebida_data < on,
+            Recomendacao.quantidade_recebida > 0,
+        )
+        .group_by(Recomendacao.destino_id, Recomendacao.produto_id, Recomendacao.tamanho)
+        .subquery()
+    )
     receipts = (
-        select(Recomendacao.destino_id, Recomendacao.produto_id, Recomendacao.tamanho)
-        .where(Recomendacao.recebida_data >= start, Recomendacao.recebida_data < on)
-        .distinct()
+        select(received.c.destino_id, received.c.produto_id, received.c.tamanho)
+        .outerjoin(
+            Estoque,
+            and_(
+                Estoque.loja_id == received.c.destino_id,
+                Estoque.produto_id == received.c.produto_id,
+                Estoque.tamanho == received.c.tamanho,
+            ),
+        )
+        .where(func.coalesce(Estoque.qtd, 0) <= received.c.units)
         .subquery()
     )
     for loja, produto, tamanho, day, units in db.session.execute(
