@@ -151,8 +151,10 @@ def test_admin_pages_fit_and_pass_axe(browser, live_server, committed, viewport)
         # The search swaps the list in after a pause: choose the role in the list it brings.
         with page.expect_response(lambda r: "/administracao/acessos?" in r.url and "q=paula" in r.url):
             page.get_by_label("Buscar conta").fill("paula")
+        # Paula is listed before the search too: wait until the list is the search's own
+        # (hers alone), or the choice lands in a row the swap is about to replace.
+        expect(page.locator("#account-rows li.admin-item")).to_have_count(1)
         row = page.locator("li.admin-item", has_text="paula@giro.test")
-        expect(row).to_have_count(1)
         row.get_by_label("Papel").select_option("visualizador")
         row.get_by_role("button", name="Salvar").click()
         expect(page.locator("li.admin-item", has_text="paula@giro.test")).to_contain_text(
