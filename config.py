@@ -130,6 +130,13 @@ class Config:
     # Tracker webhooks may call loopback addresses (a receiver on the same host); private,
     # link-local, multicast and reserved addresses are always refused.
     WEBHOOKS_ALLOW_LOOPBACK = _bool("WEBHOOKS_ALLOW_LOOPBACK", True)
+    # Single sign-on: an issuer may be http on loopback (a provider on the same host, the tests).
+    SSO_ALLOW_LOOPBACK = _bool("SSO_ALLOW_LOOPBACK", True)
+    # Fernet keys (comma-separated, the first encrypts) for the providers' client secrets;
+    # unset, a key derived from SECRET_KEY.
+    SSO_ENCRYPTION_KEYS = os.environ.get("SSO_ENCRYPTION_KEYS") or ""
+    # Where domain checks ask for TXT records ("host:port,..."); unset, the system's resolvers.
+    SSO_DNS_NAMESERVERS = os.environ.get("SSO_DNS_NAMESERVERS") or ""
 
     # Observability (observability.py).
     LOG_FORMAT = os.environ.get("LOG_FORMAT", "json")

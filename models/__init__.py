@@ -24,6 +24,7 @@ from models.tracker import (
 from models.tracker_audit import AuditEvent
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
 from models.tracker_fields import CustomField, CustomFieldValue
+from models.tracker_sso import SsoConnection, SsoDomain, SsoIdentity, SsoLoginState
 from models.tracker_webhooks import Webhook, WebhookDelivery
 
 __all__ = [
@@ -58,6 +59,10 @@ __all__ = [
     "Recomendacao",
     "RefreshToken",
     "RegrasRemanejamento",
+    "SsoConnection",
+    "SsoDomain",
+    "SsoIdentity",
+    "SsoLoginState",
     "Status",
     "TitleTerm",
     "User",

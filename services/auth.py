@@ -12,6 +12,7 @@ import hashlib
 import secrets
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -122,6 +123,14 @@ def create_user(
 
 # Unproven accounts that may share one address and are each tried at sign-in.
 MAX_CANDIDATES = 3
+# Checks a password sign-in must pass too, registered by the services that impose them
+# (single sign-on enforcement): each raises a ``DomainError`` to refuse.
+_password_guards: list[Callable[[User], None]] = []
+
+
+def password_sign_in_guard(check: Callable[[User], None]) -> Callable[[User], None]:
+    _password_guards.append(check)
+    return check
 
 
 def authenticate(email: str, password: str) -> User:
@@ -142,6 +151,8 @@ def authenticate(email: str, password: str) -> User:
         )
     if user.banned:
         raise ForbiddenError("This account is banned", code="USER_BANNED", reason="account_banned")
+    for guard in _password_guards:
+        guard(user)
     user.last_seen_at = utcnow()
     return user
 

@@ -34,6 +34,7 @@ def page_blueprints(services: Iterable[str]) -> list[Blueprint]:
             tracker_issue,
             tracker_members,
             tracker_settings,
+            tracker_sso,
             tracker_webhooks,
         )
 
@@ -45,6 +46,7 @@ def page_blueprints(services: Iterable[str]) -> list[Blueprint]:
             tracker_audit.blp,
             tracker_settings.blp,
             tracker_webhooks.blp,
+            tracker_sso.blp,
             admin.blp,
             signup.blp,
         ]

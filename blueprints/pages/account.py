@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, request, url_for
+from flask import Blueprint, current_app, redirect, request, url_for
 from flask_jwt_extended import current_user, get_jwt, set_access_cookies, unset_jwt_cookies
 from marshmallow import ValidationError
 
@@ -19,6 +19,7 @@ from services import auth as auth_service
 from services import identity
 from services import users as user_service
 from services.errors import DomainError
+from services.tracker import sso_signin
 
 blp = Blueprint("account", __name__)
 
@@ -29,25 +30,47 @@ def _field_errors(exc: ValidationError) -> dict[str, str]:
     }
 
 
+def _sso_offered() -> bool:
+    """Any organization signs in through its provider: the login page asks the address first."""
+    return "tracker" in current_app.config["SERVICES"] and sso_signin.any_enabled()
+
+
+def _login_page(status: int = 200, **context):
+    context.setdefault("form", {})
+    context.setdefault("errors", {})
+    context.setdefault("email_first", False)
+    return render_page("account/login.html", status=status, **context)
+
+
 @blp.route("/login", methods=["GET", "POST"])
 @login_throttle
 def login():
     next_url = safe_next(request.values.get("next"))
     if request.method == "GET":
-        return render_page("account/login.html", next_url=next_url, form={}, errors={})
+        return _login_page(next_url=next_url, email_first=_sso_offered())
     form = request.form.to_dict()
     form["remember"] = "remember" in request.form
+    if "senha" not in request.form:
+        # The address step: an address of a domain an organization's provider vouches for goes
+        # there; any other continues with its password. Decided by the domain alone, so it
+        # tells nothing about whether an account exists.
+        email = auth_service.normalize_email(form.get("email", ""))
+        organization = sso_signin.organization_for_email(email) if "@" in email else None
+        if organization is not None:
+            return redirect(
+                url_for("sso_pages.start", slug=organization.slug, login_hint=email, next=next_url)
+            )
+        return _login_page(next_url=next_url, form={"email": email})
     try:
         data = LoginRequest().load(form)
         _user, access, _refresh = auth_service.login(data["email"], data["senha"], remember=data["remember"])
     except ValidationError as exc:
-        return render_page(
-            "account/login.html", status=422, next_url=next_url, form=form, errors=_field_errors(exc)
-        )
+        return _login_page(422, next_url=next_url, form=form, errors=_field_errors(exc))
     except DomainError as exc:
         refusal = refused(exc)
-        return render_page(
-            "account/login.html", status=refusal.status, next_url=next_url, form=form, errors=refusal.errors
+        sso_slug = exc.params.get("slug") if exc.reason == "sso_required" else None
+        return _login_page(
+            refusal.status, next_url=next_url, form=form, errors=refusal.errors, sso_slug=sso_slug
         )
     response = redirect(next_url)
     set_access_cookies(response, access)

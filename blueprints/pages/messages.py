@@ -81,6 +81,19 @@ REASON_TEXT = {
     "feature_not_in_plan": _l(
         "O plano desta organização não inclui este recurso; ele faz parte dos planos %(plans)s."
     ),
+    # tracker: single sign-on
+    "sso_required": _l("%(organization)s exige login único: entre pelo provedor da organização."),
+    "sso_not_configured": _l("O login único ainda não foi configurado."),
+    "sso_secret_required": _l("Informe o segredo do cliente na primeira configuração."),
+    "sso_enforced_needs_enabled": _l("Para exigir o login único, ative-o também."),
+    "sso_role_invalid": _l("Papel inválido."),
+    "sso_domain_invalid": _l("Algum dos domínios não é um nome de domínio válido."),
+    "sso_too_many_domains": _l("No máximo 20 domínios."),
+    "sso_domain_claimed": _l("O domínio %(domain)s já pertence a outra organização."),
+    "sso_domain_not_found": _l("Domínio não encontrado nesta configuração."),
+    "sso_issuer_refused": _l(
+        "Use um endereço https (ou http só em loopback); endereços privados são recusados."
+    ),
     "related_issue_not_found": _l("Tarefa não encontrada nesta organização."),
     "self_relation": _l("Uma tarefa não pode se relacionar com ela mesma."),
     "already_related": _l("Essas tarefas já estão relacionadas."),

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
-    from blueprints.tracker import admin, audit, auth, collab, custom_fields, issues, jobs, tenancy, webhooks
+    from blueprints.tracker import (
+        admin,
+        audit,
+        auth,
+        collab,
+        custom_fields,
+        issues,
+        jobs,
+        sso,
+        tenancy,
+        webhooks,
+    )
 
     return [
         auth.blp,
@@ -21,4 +32,5 @@ def api_blueprints() -> list:
         admin.blp,
         jobs.blp,
         webhooks.blp,
+        sso.blp,
     ]

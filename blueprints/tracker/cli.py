@@ -1,11 +1,16 @@
-"""``flask tracker ...``: the tracker's jobs for cron."""
+"""``flask tracker ...``: the tracker's jobs for cron, and an operator's single sign-on rescue."""
 
 from __future__ import annotations
 
 import click
 from flask import Blueprint
+from sqlalchemy import select
 
-from services.tracker import notification_mail, webhook_delivery
+from extensions import db
+from models.tracker import Organization
+from services.errors import DomainError
+from services.tracker import notification_mail, sso, webhook_delivery
+from services.transactions import writes
 
 tracker_cli = Blueprint("tracker_cli", __name__, cli_group="tracker")
 
@@ -30,3 +35,41 @@ def deliver():
         f"{report.delivered} delivered, {report.retried} to retry, {report.failed} failed, "
         f"{report.disabled} webhooks disabled"
     )
+
+
+def _organization(slug: str) -> Organization:
+    organization = db.session.scalar(select(Organization).where(Organization.slug == slug))
+    if organization is None:
+        raise click.ClickException(f"No organization with the slug {slug!r}")
+    return organization
+
+
+@tracker_cli.cli.command("sso-disable")
+@click.argument("organization_slug")
+@writes
+def sso_disable(organization_slug):
+    """Turn an organization's single sign-on off (its provider is gone): every member signs in
+    with a password again; those the provider created set one with "forgot password"."""
+    organization = _organization(organization_slug)
+    try:
+        sso.operator_disable(organization)
+    except DomainError as exc:
+        raise click.ClickException(str(exc)) from None
+    db.session.commit()
+    click.echo(f"Single sign-on of {organization.slug} disabled; passwords work again.")
+
+
+@tracker_cli.cli.command("sso-verify-domain")
+@click.argument("organization_slug")
+@click.argument("domain")
+@writes
+def sso_verify_domain(organization_slug, domain):
+    """Vouch for an e-mail domain of an organization as an operator (instead of its DNS TXT
+    record). Refused when another organization has proven it."""
+    organization = _organization(organization_slug)
+    try:
+        sso.operator_verify_domain(organization, domain)
+    except DomainError as exc:
+        raise click.ClickException(str(exc)) from None
+    db.session.commit()
+    click.echo(f"{domain} proven for {organization.slug}.")

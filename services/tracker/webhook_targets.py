@@ -52,15 +52,15 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address
     return found
 
 
-def _allowed_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+def _allowed_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address, allow_loopback: bool) -> bool:
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:  # ::ffff:a.b.c.d is that IPv4 address, nothing more
-            return _allowed_address(address.ipv4_mapped)
+            return _allowed_address(address.ipv4_mapped, allow_loopback)
         # A wrapper must be allowed itself (Teredo never is) and so must what it wraps.
-        if not all(_allowed_address(inner) for inner in _embedded_ipv4(address)):
+        if not all(_allowed_address(inner, allow_loopback) for inner in _embedded_ipv4(address)):
             return False
     if address.is_loopback:
-        return bool(current_app.config["WEBHOOKS_ALLOW_LOOPBACK"])
+        return allow_loopback
     return address.is_global and not address.is_multicast
 
 
@@ -123,10 +123,14 @@ def addresses_of(target: Target) -> list[str]:
     return _resolve(target.host, target.port)
 
 
-def check_addresses(target: Target, addresses: list[str]) -> None:
+def check_addresses(target: Target, addresses: list[str], allow_loopback: bool | None = None) -> None:
+    """Refuse what a server-side request may not reach (``allow_loopback`` defaults to the
+    webhooks' setting)."""
+    if allow_loopback is None:
+        allow_loopback = bool(current_app.config["WEBHOOKS_ALLOW_LOOPBACK"])
     for text in addresses:
         address = ipaddress.ip_address(text)
-        if not _allowed_address(address):
+        if not _allowed_address(address, allow_loopback):
             raise RefusedAddress(f"{target.host} is a private, link-local, multicast or reserved address")
     if target.scheme == "http" and not all(ipaddress.ip_address(a).is_loopback for a in addresses):
         raise RefusedAddress("Plain http is allowed only to a loopback address; use https")
