@@ -153,3 +153,12 @@ def page_csrf_token() -> str:
         return get_jwt().get("csrf", "")
     except RuntimeError:
         return ""
+
+
+def end_transaction(*, commit: bool) -> None:
+    """End the request's transaction now, for a view that works in steps: a claim that must
+    outlive a failed later step, or a read ended before the network is waited on."""
+    if commit:
+        db.session.commit()
+    else:
+        db.session.rollback()

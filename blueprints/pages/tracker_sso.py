@@ -11,9 +11,8 @@ from flask_babel import gettext as _
 from flask_jwt_extended import current_user, set_access_cookies
 from marshmallow import ValidationError
 
-from blueprints.pages.common import page_login_required, refused, render_page, safe_next
+from blueprints.pages.common import end_transaction, page_login_required, refused, render_page, safe_next
 from blueprints.pages.tracker_common import ROLE_TEXT, TrackerPagesBlueprint
-from extensions import db
 from models.tracker_sso import SSO_ROLES
 from schemas.tracker.sso import SsoSettingsPut
 from services import auth as auth_service
@@ -51,9 +50,9 @@ def start(slug: str):
     try:
         started = sso_signin.start(slug, redirect_uri=_callback_url(), next_url=next_url, login_hint=hint)
     except SsoRefused as exc:
-        db.session.rollback()
+        end_transaction(commit=False)
         return _refusal_page(exc, 502 if exc.reason.startswith("provider") else 400)
-    db.session.commit()  # ends the read; the record is one short write
+    end_transaction(commit=True)  # ends the read; the record is one short write
     with writer():
         sso_signin.remember(started)
     response = redirect(started.url)
@@ -79,20 +78,20 @@ def callback():
         try:
             claimed = sso_signin.claim_state(request.args.get("state"), request.cookies.get(BROWSER_COOKIE))
         except SsoRefused as exc:
-            db.session.rollback()
+            end_transaction(commit=False)
             return _refusal_page(exc)
-        db.session.commit()
+        end_transaction(commit=True)
     try:
         claims = sso_signin.verified_claims(claimed, request.args.to_dict(), _callback_url())
-        db.session.commit()
+        end_transaction(commit=True)
         with writer():
             user = sso_signin.sign_in(claimed, claims)
             access, _refresh = auth_service.issue_tokens(user, remember=True)
     except SsoRefused as exc:
-        db.session.rollback()
+        end_transaction(commit=False)
         with writer():
             sso_signin.record_refusal(claimed.organization_id, exc)
-            db.session.commit()
+            end_transaction(commit=True)
         return _refusal_page(exc)
     response = redirect(claimed.next_url)
     set_access_cookies(response, access)

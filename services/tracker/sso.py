@@ -179,7 +179,7 @@ def find_settings(user: User, organization_id: uuid.UUID) -> SsoSettings | None:
 # --------------------------------------------------------------------------- changing
 
 
-def _invalid(field: str, message: str, reason: str) -> ValidationFailed:
+def _invalid(field: str, message: str, *, reason: str) -> ValidationFailed:
     return ValidationFailed([FieldError(("body", field), message, reason=reason)], "Validation failed")
 
 
@@ -190,13 +190,13 @@ def normalize_domains(domains: list[str]) -> list[str]:
         try:
             domain = domain.encode("idna").decode("ascii")
         except UnicodeError:
-            raise _invalid("domains", f"{raw!r} is not a domain name", "sso_domain_invalid") from None
+            raise _invalid("domains", f"{raw!r} is not a domain name", reason="sso_domain_invalid") from None
         if not _DOMAIN.match(domain):
-            raise _invalid("domains", f"{raw!r} is not a domain name", "sso_domain_invalid")
+            raise _invalid("domains", f"{raw!r} is not a domain name", reason="sso_domain_invalid")
         if domain not in cleaned:
             cleaned.append(domain)
     if len(cleaned) > MAX_DOMAINS:
-        raise _invalid("domains", f"At most {MAX_DOMAINS} domains", "sso_too_many_domains")
+        raise _invalid("domains", f"At most {MAX_DOMAINS} domains", reason="sso_too_many_domains")
     return cleaned
 
 
@@ -246,13 +246,15 @@ def put_settings(user: User, organization_id: uuid.UUID, data: dict) -> SsoSetti
     secret = data.get("client_secret")
     if connection is None and not secret:
         raise _invalid(
-            "client_secret", "Required when single sign-on is first configured", "sso_secret_required"
+            "client_secret", "Required when single sign-on is first configured", reason="sso_secret_required"
         )
     if data.get("enforced") and not data.get("enabled"):
-        raise _invalid("enforced", "Enforcing needs the provider enabled", "sso_enforced_needs_enabled")
+        raise _invalid(
+            "enforced", "Enforcing needs the provider enabled", reason="sso_enforced_needs_enabled"
+        )
     role = data.get("default_role", "member")
     if role not in SSO_ROLES:
-        raise _invalid("default_role", f"One of {', '.join(SSO_ROLES)}", "sso_role_invalid")
+        raise _invalid("default_role", f"One of {', '.join(SSO_ROLES)}", reason="sso_role_invalid")
     issuer = data["issuer"].strip()
     check_provider_url(issuer, field="issuer")
     domains = normalize_domains(data.get("domains", []))

@@ -101,7 +101,10 @@ class HostileProvider:
                     code = f"code-{len(provider.codes) + 1}"
                     provider.codes[code] = query
                     self.send_response(302)
-                    self.send_header("Location", f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}")
+                    self.send_header(
+                        "Location",
+                        f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}",
+                    )
                     self.end_headers()
                     return None
                 return self._json({"error": "not_found"}, 404)

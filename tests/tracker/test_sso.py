@@ -52,7 +52,9 @@ def _acme(client, txt, issuer, client_id=ACME_ID, secret=ACME_SECRET, **extra):
     assert saved.status_code == 200, saved.get_json()
     status = saved.get_json()["domain_status"][0]
     txt.records[status["txt_name"]] = [status["txt_value"]]
-    proven = client.post(f"{API}/organizations/{owner.org_id}/sso/domains/acme.test/verify", headers=owner.headers)
+    proven = client.post(
+        f"{API}/organizations/{owner.org_id}/sso/domains/acme.test/verify", headers=owner.headers
+    )
     assert proven.status_code == 200 and proven.get_json()["verified"], proven.get_json()
     return owner, root
 
@@ -78,7 +80,12 @@ def _members(client, owner) -> dict[str, str]:
 def test_settings_need_the_plan_feature_and_an_owner_or_admin(client, oidc_provider):
     owner, (member,), _project = _team(client)
     url = f"{API}/organizations/{owner.org_id}/sso"
-    body = {"issuer": oidc_provider.issuer, "client_id": ACME_ID, "client_secret": ACME_SECRET, "domains": ["acme.test"]}
+    body = {
+        "issuer": oidc_provider.issuer,
+        "client_id": ACME_ID,
+        "client_secret": ACME_SECRET,
+        "domains": ["acme.test"],
+    }
     refused = assert_error(client.put(url, json=body, headers=owner.headers), 402, "PLAN_LIMIT_REACHED")
     assert refused["details"]["feature"] == "sso" and "enterprise" in refused["details"]["available_in"]
     _csrf(client, owner)
@@ -97,7 +104,9 @@ def test_settings_need_the_plan_feature_and_an_owner_or_admin(client, oidc_provi
     assert shown["domain_status"][0]["txt_name"] == "_giro-sso.acme.test"
     assert shown["login_url"].endswith(f"/tracker/sso/{owner.slug}/login")
     # Without a secret the stored one stays; the secret is stored encrypted.
-    kept = client.put(url, json={k: v for k, v in body.items() if k != "client_secret"}, headers=owner.headers)
+    kept = client.put(
+        url, json={k: v for k, v in body.items() if k != "client_secret"}, headers=owner.headers
+    )
     assert kept.status_code == 200 and kept.get_json()["has_client_secret"]
     stored = db.session.execute(db.text("SELECT client_secret_encrypted FROM sso_connections")).scalar()
     assert ACME_SECRET not in stored
@@ -136,7 +145,9 @@ def test_bad_settings_are_refused_naming_the_field(client, oidc_provider, change
 def test_a_domain_is_proven_by_its_txt_record_and_belongs_to_one_organization(client, oidc_provider, txt):
     owner = register(client)
     root = _enterprise(client, owner)
-    status = configure(client, owner, oidc_provider.issuer, ACME_ID, ACME_SECRET).get_json()["domain_status"][0]
+    status = configure(client, owner, oidc_provider.issuer, ACME_ID, ACME_SECRET).get_json()["domain_status"][
+        0
+    ]
     verify = f"{API}/organizations/{owner.org_id}/sso/domains/acme.test/verify"
     missing = client.post(verify, headers=owner.headers).get_json()
     assert missing["verified"] is False and "Nenhum registro TXT" in missing["check"]
@@ -191,7 +202,11 @@ def test_a_first_sign_in_creates_the_account_and_makes_it_a_member(client, oidc_
     ana = db.session.scalar(select(User).where(User.email == "ana@acme.test"))
     assert ana.name == "Ana Acme" and ana.email_verified_at is not None
     # No password was set: none signs in.
-    assert_error(client.post(f"{API}/auth/login", json={"email": "ana@acme.test", "password": PASSWORD}), 401, "INVALID_CREDENTIALS")
+    assert_error(
+        client.post(f"{API}/auth/login", json={"email": "ana@acme.test", "password": PASSWORD}),
+        401,
+        "INVALID_CREDENTIALS",
+    )
     # The next sign-in finds the same account through its identity.
     client.post("/logout", headers={"X-CSRF-TOKEN": client.get_cookie("csrf_access_token").value})
     assert sign_in(client, owner.slug, "ana@acme.test").status_code == 302
@@ -206,11 +221,15 @@ def test_an_account_with_the_proven_address_is_linked_not_duplicated(client, oid
     squatter = register(client, email="olga@acme.test", verify=False)
     assert sign_in(client, owner.slug, "bruno@acme.test").status_code == 302
     assert signed_in_email(client) == "bruno@acme.test"
-    assert db.session.scalar(select(func.count()).select_from(User).where(User.email == "bruno@acme.test")) == 1
+    assert (
+        db.session.scalar(select(func.count()).select_from(User).where(User.email == "bruno@acme.test")) == 1
+    )
     assert [e.target_id for e in _audit(owner.org_id, "sso.linked")] == [bruno.user_id]
     # Someone who only claimed an address (never proved it) does not get the provider's person.
     assert sign_in(client, owner.slug, "olga@acme.test").status_code == 302
-    olga = db.session.scalars(select(User).where(User.email == "olga@acme.test", User.email_verified_at.is_not(None))).one()
+    olga = db.session.scalars(
+        select(User).where(User.email == "olga@acme.test", User.email_verified_at.is_not(None))
+    ).one()
     assert str(olga.id) != squatter.user_id
 
 
@@ -221,7 +240,9 @@ def test_an_account_with_the_proven_address_is_linked_not_duplicated(client, oid
         ("dora@outra.test", "não pertence aos domínios desta organização"),
     ],
 )
-def test_an_unproven_or_foreign_address_is_refused_and_nothing_is_created(client, oidc_provider, txt, email, message):
+def test_an_unproven_or_foreign_address_is_refused_and_nothing_is_created(
+    client, oidc_provider, txt, email, message
+):
     owner, _root = _acme(client, txt, oidc_provider.issuer)
     refused = sign_in(client, owner.slug, email)
     assert refused.status_code == 400 and message in refused.get_data(as_text=True)
@@ -298,7 +319,9 @@ def test_a_rotated_signing_key_is_fetched_again(client, hostile, txt):
 # --------------------------------------------------------------------------- the login page
 
 
-def test_the_login_page_asks_the_address_first_and_sends_vouched_ones_to_the_provider(client, oidc_provider, txt):
+def test_the_login_page_asks_the_address_first_and_sends_vouched_ones_to_the_provider(
+    client, oidc_provider, txt
+):
     assert 'name="senha"' in client.get("/login").get_data(as_text=True)
     owner, _root = _acme(client, txt, oidc_provider.issuer)
     first = client.get("/login").get_data(as_text=True)
@@ -323,7 +346,17 @@ def test_enforcement_refuses_passwords_and_ends_sessions_except_the_owners(clien
     add_member(client, owner, outsider, "member")
     assert client.get(f"{API}/auth/me", headers=member.headers).status_code == 200
     url = f"{API}/organizations/{owner.org_id}/sso"
-    on = client.put(url, json={"issuer": oidc_provider.issuer, "client_id": ACME_ID, "domains": ["acme.test"], "enabled": True, "enforced": True}, headers=owner.headers)
+    on = client.put(
+        url,
+        json={
+            "issuer": oidc_provider.issuer,
+            "client_id": ACME_ID,
+            "domains": ["acme.test"],
+            "enabled": True,
+            "enforced": True,
+        },
+        headers=owner.headers,
+    )
     assert on.status_code == 200, on.get_json()
 
     # The member's session ended; passwords are refused on both APIs and the login page.
@@ -340,9 +373,14 @@ def test_enforcement_refuses_passwords_and_ends_sessions_except_the_owners(clien
     wrong = client.post(f"{API}/auth/login", json={**login, "password": "wrong-password-1"})
     assert_error(wrong, 401, "INVALID_CREDENTIALS")
     # The owner keeps the password (break-glass, audited); an address outside the domains too.
-    assert client.post(f"{API}/auth/login", json={"email": owner.email, "password": PASSWORD}).status_code == 200
+    assert (
+        client.post(f"{API}/auth/login", json={"email": owner.email, "password": PASSWORD}).status_code == 200
+    )
     assert len(_audit(owner.org_id, "sso.break_glass")) == 1
-    assert client.post(f"{API}/auth/login", json={"email": outsider.email, "password": PASSWORD}).status_code == 200
+    assert (
+        client.post(f"{API}/auth/login", json={"email": outsider.email, "password": PASSWORD}).status_code
+        == 200
+    )
     # Through the provider the member signs in.
     assert sign_in(client, owner.slug, "bruno@acme.test").status_code == 302
 
@@ -371,10 +409,18 @@ def test_the_settings_page_saves_and_shows_the_txt_record(client, oidc_provider)
     owner = register(client)
     _enterprise(client, owner)
     headers = _csrf(client, owner)
-    form = {"issuer": oidc_provider.issuer, "client_id": ACME_ID, "client_secret": ACME_SECRET, "domains": "acme.test\nfilial.acme.test", "enabled": "on"}
+    form = {
+        "issuer": oidc_provider.issuer,
+        "client_id": ACME_ID,
+        "client_secret": ACME_SECRET,
+        "domains": "acme.test\nfilial.acme.test",
+        "enabled": "on",
+    }
     saved = client.post(f"/tracker/o/{owner.org_id}/sso", data=form, headers=headers)
     text = saved.get_data(as_text=True)
     assert saved.status_code == 200 and "Configuração salva" in text
     assert "_giro-sso.filial.acme.test" in text and "giro-sso=" in text
-    bad = client.post(f"/tracker/o/{owner.org_id}/sso", data={**form, "issuer": "http://login.example.com"}, headers=headers)
+    bad = client.post(
+        f"/tracker/o/{owner.org_id}/sso", data={**form, "issuer": "http://login.example.com"}, headers=headers
+    )
     assert bad.status_code == 422 and 'aria-invalid="true"' in bad.get_data(as_text=True)
