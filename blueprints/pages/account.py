@@ -47,7 +47,9 @@ def _login_page(status: int = 200, **context):
 def login():
     next_url = safe_next(request.values.get("next"))
     if request.method == "GET":
-        return _login_page(next_url=next_url, email_first=_sso_offered())
+        # ``?senha=1``: straight to the password (an owner's break-glass, whatever the domain).
+        email_first = _sso_offered() and not request.args.get("senha")
+        return _login_page(next_url=next_url, email_first=email_first)
     form = request.form.to_dict()
     form["remember"] = "remember" in request.form
     if "senha" not in request.form:
@@ -57,9 +59,8 @@ def login():
         email = auth_service.normalize_email(form.get("email", ""))
         organization = sso_signin.organization_for_email(email) if "@" in email else None
         if organization is not None:
-            return redirect(
-                url_for("sso_pages.start", slug=organization.slug, login_hint=email, next=next_url)
-            )
+            sso_url = url_for("sso_pages.start", slug=organization.slug, login_hint=email, next=next_url)
+            return render_page("account/sso_redirect.html", sso_url=sso_url, organization=organization)
         return _login_page(next_url=next_url, form={"email": email})
     try:
         data = LoginRequest().load(form)

@@ -102,8 +102,9 @@ def screenshot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
-def sign_in(page, email: str, password: str) -> None:
-    page.goto("/login")
+def sign_in(page, email: str, password: str, go: bool = True) -> None:
+    if go:
+        page.goto("/login")
     page.get_by_label("E-mail").fill(email)
     page.get_by_label("Senha").fill(password)
     page.get_by_role("button", name="Entrar").click()
