@@ -44,6 +44,17 @@ AUDIT_ACTIONS = (
     "label.created",
     "label.deleted",
     "audit_log.exported",
+    "sso.configured",
+    "sso.updated",
+    "sso.deleted",
+    "sso.domain_verified",
+    "sso.disabled_by_operator",
+    "sso.sessions_ended",
+    "sso.break_glass",
+    "sso.linked",
+    "sso.account_created",
+    "sso.signed_in",
+    "sso.refused",
 )
 
 

@@ -50,6 +50,17 @@ ACTION_TEXT = {
     "label.created": _l("Etiqueta criada"),
     "label.deleted": _l("Etiqueta excluída"),
     "audit_log.exported": _l("Log de auditoria exportado"),
+    "sso.configured": _l("Login único configurado"),
+    "sso.updated": _l("Login único alterado"),
+    "sso.deleted": _l("Login único removido"),
+    "sso.domain_verified": _l("Domínio comprovado"),
+    "sso.disabled_by_operator": _l("Login único desativado pelo operador"),
+    "sso.sessions_ended": _l("Sessões encerradas pela exigência de login único"),
+    "sso.break_glass": _l("Proprietário entrou com senha (emergência)"),
+    "sso.linked": _l("Conta vinculada ao provedor"),
+    "sso.account_created": _l("Conta criada pelo provedor"),
+    "sso.signed_in": _l("Entrada pelo login único"),
+    "sso.refused": _l("Login único recusado"),
 }
 FIELDS = ("actor_id", "action", "since", "until", "page")
 
