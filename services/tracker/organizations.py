@@ -20,7 +20,7 @@ from models.tracker import Invitation, Membership, Organization
 from services import unique
 from services.auth import normalize_email
 from services.errors import ConflictError, ForbiddenError, NotFoundError
-from services.tracker import accounts, audit, notifications, plans
+from services.tracker import accounts, audit, notifications, plans, sso
 from services.tracker.access import MANAGE, READ, organization_access
 
 
@@ -233,4 +233,5 @@ def accept_invitation(user: User, invitation_id: uuid.UUID) -> Membership:
         user.name,
         {"new": {"role": invitation.role}},
     )
+    sso.after_joining(organization, user, invitation.role)
     return membership

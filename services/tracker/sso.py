@@ -458,6 +458,21 @@ def end_enforced_sessions(organization: Organization, actor: User | None) -> Non
     )
 
 
+def after_joining(organization: Organization, user: User, role: str) -> None:
+    """Someone joined with a password session: under enforcement that covers them, it ends
+    (they come back through the provider)."""
+    if role == "owner" or not organization.plan_features.get(FEATURE):
+        return
+    connection = db.session.get(SsoConnection, organization.id)
+    if connection is None or not (connection.enabled and connection.enforced):
+        return
+    if any(member.id == user.id for member in _enforced_members(organization.id)):
+        auth_service.end_all_sessions(user)
+        audit.record(
+            organization.id, user, "sso.sessions_ended", "member", user.id, user.name, {"members": 1}
+        )
+
+
 def password_refusal(user: User) -> Organization | None:
     """The organization whose enforced sign-on forbids ``user`` a password sign-in, if any."""
     domain = email_domain(user.email)

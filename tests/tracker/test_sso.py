@@ -427,3 +427,36 @@ def test_the_settings_page_saves_and_shows_the_txt_record(client, oidc_provider)
         f"/tracker/o/{owner.org_id}/sso", data={**form, "issuer": "http://login.example.com"}, headers=headers
     )
     assert bad.status_code == 422 and 'aria-invalid="true"' in bad.get_data(as_text=True)
+
+
+def test_removing_the_settings_gives_passwords_back_whatever_the_plan(client, oidc_provider, txt):
+    owner, root = _acme(client, txt, oidc_provider.issuer, enforced=True)
+    member = register(client, email="bruno@acme.test")
+    add_member(client, owner, member, "member")
+    login = {"email": "bruno@acme.test", "password": PASSWORD}
+    assert_error(client.post(f"{API}/auth/login", json=login), 403, "SSO_REQUIRED")
+    client.patch(f"{API}/admin/organizations/{owner.org_id}", json={"plan": "free"}, headers=root.headers)
+    url = f"{API}/organizations/{owner.org_id}/sso"
+    assert_error(client.delete(url, headers=member.headers), 401, "UNAUTHORIZED")  # its session ended
+    assert client.delete(url, headers=owner.headers).status_code == 204
+    assert_error(client.delete(url, headers=owner.headers), 404, "NOT_FOUND")
+    assert client.post(f"{API}/auth/login", json=login).status_code == 200
+    # The domain is free again for another organization to prove.
+    rival = register(client)
+    _enterprise(client, rival, root)
+    assert configure(client, rival, oidc_provider.issuer, "giro-beta", "beta-test-secret").status_code == 200
+
+
+def test_the_settings_page_proves_a_domain_by_its_txt_record(client, oidc_provider, txt):
+    owner = register(client)
+    _enterprise(client, owner)
+    status = configure(client, owner, oidc_provider.issuer, ACME_ID, ACME_SECRET).get_json()["domain_status"][
+        0
+    ]
+    headers = _csrf(client, owner)
+    verify = f"/tracker/o/{owner.org_id}/sso/domains/acme.test/verify"
+    missing = client.post(verify, headers=headers).get_data(as_text=True)
+    assert "Nenhum registro TXT em _giro-sso.acme.test" in missing and "aguardando comprovação" in missing
+    txt.records[status["txt_name"]] = [status["txt_value"]]
+    proven = client.post(verify, headers=headers).get_data(as_text=True)
+    assert "Domínio comprovado" in proven and "aguardando comprovação" not in proven
