@@ -96,6 +96,14 @@ class Config:
     SMTP_PASSWORD = os.environ.get("SMTP_PASSWORD") or None
     SMTP_STARTTLS = _bool("SMTP_STARTTLS", True)
     MAIL_FROM = os.environ.get("MAIL_FROM", "Giro <no-reply@giro.local>")
+    # Web Push for remanejamento notifications: the VAPID key pair (private: the raw key,
+    # base64url; public: the uncompressed point, base64url, what browsers subscribe with) and a
+    # contact (mailto: or https:). Without all three, push is shown as unavailable.
+    VAPID_PRIVATE_KEY = os.environ.get("VAPID_PRIVATE_KEY") or ""
+    VAPID_PUBLIC_KEY = os.environ.get("VAPID_PUBLIC_KEY") or ""
+    VAPID_SUBJECT = os.environ.get("VAPID_SUBJECT") or ""
+    # Browsers' push endpoints may be on loopback (a push service on the same host, the tests).
+    PUSH_ALLOW_LOOPBACK = _bool("PUSH_ALLOW_LOOPBACK", True)
     # Account e-mails (confirmation, reset) leave from a background job, after the request commits.
     MAIL_VIA_JOBS = _bool("MAIL_VIA_JOBS", True)
 

@@ -52,6 +52,8 @@ SCHEDULE = (
     ("services.stock.partitions:cadence_tick", "0 * * * *"),
     ("services.tracker.webhook_delivery:webhooks_tick", "* * * * *"),
     ("services.tracker.notification_mail:notifications_tick", "*/5 * * * *"),
+    ("services.stock.notification_delivery:notifications_tick", "*/5 * * * *"),
+    ("services.stock.digest:digest_tick", "5 * * * *"),
 )
 
 
@@ -59,7 +61,8 @@ SCHEDULE = (
 def scheduler_command() -> None:
     """Run RQ's cron scheduler: every hour it queues a batch generation when the cadence says one
     is due (the job checks again, so a duplicate run does nothing); every minute a pass of the
-    tracker's due webhook deliveries; every five minutes the notification e-mails. Run one per
+    tracker's due webhook deliveries; every five minutes the notification e-mails of both
+    services; every hour, from Monday 08:00, the week's remanejamento summaries. Run one per
     deployment; plain cron with ``flask batches run-due --queue``, ``flask tracker deliver`` and
     ``flask tracker send-notifications`` does the same."""
     _require_redis()

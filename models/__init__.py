@@ -4,6 +4,7 @@ from models.auth import PasswordResetToken, RefreshToken, User
 from models.jobs import Job
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
+from models.stock_notifications import PushSubscription, StockNotification
 from models.tracker import (
     Invitation,
     Issue,
@@ -56,6 +57,7 @@ __all__ = [
     "Plan",
     "Produto",
     "Project",
+    "PushSubscription",
     "Recomendacao",
     "RefreshToken",
     "RegrasRemanejamento",
@@ -64,6 +66,7 @@ __all__ = [
     "SsoIdentity",
     "SsoLoginState",
     "Status",
+    "StockNotification",
     "TitleTerm",
     "User",
     "Venda",

@@ -109,3 +109,35 @@ class UpdatePreferenciasRequest(StockSchema):
         allow_none=True,
         metadata={"description": "Opcional; ausente mantém o atual, `null` volta ao pt-BR."},
     )
+
+
+class PushKeys(StockSchema):
+    p256dh = Text(
+        max_length=200,
+        min_length=1,
+        required=True,
+        metadata={"description": "The browser's P-256 public key (base64url)"},
+    )
+    auth = Text(
+        max_length=100,
+        min_length=1,
+        required=True,
+        metadata={"description": "The 16-byte authentication secret (base64url)"},
+    )
+
+
+class PushSubscriptionRequest(StockSchema):
+    """What a browser's `PushSubscription.toJSON()` gives (other members are ignored)."""
+
+    endpoint = Text(
+        max_length=2000,
+        min_length=1,
+        required=True,
+        metadata={"description": "The push service's URL for this browser (https)"},
+    )
+    keys = fields.Nested(PushKeys, required=True)
+
+
+class PushSubscriptionCreated(StockSchema):
+    id = fields.UUID(required=True)
+    created_at = fields.DateTime(required=True)

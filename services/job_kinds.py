@@ -5,6 +5,9 @@ work it runs:
 - ``importacao``: a CSV import started from the pages (``services.stock.import_job``);
 - ``email``: one outgoing message (``services.mail``);
 - ``notificacoes``: the tracker's notification e-mails (``services.tracker.notification_mail``);
+- ``avisos_estoque``: remanejamento's notifications, e-mail and Web Push
+  (``services.stock.notification_delivery``); ``resumo_semanal``: its weekly summary
+  (``services.stock.digest``);
 - ``webhooks``: the tracker's due webhook deliveries (``services.tracker.webhook_delivery``);
 - ``call``: any service function, by dotted name (``services.jobs.enqueue_call``).
 
@@ -16,11 +19,19 @@ imports them all: a new kind's module joins ``REGISTERING``.
 from __future__ import annotations
 
 from services import jobs, mail
-from services.stock import import_job, partitions
+from services.stock import digest, import_job, notification_delivery, partitions
 from services.tracker import notification_mail, webhook_delivery
 
 # The modules that register a kind when imported (``services.jobs`` registers ``call``).
-REGISTERING = (partitions, import_job, mail, notification_mail, webhook_delivery)
+REGISTERING = (
+    partitions,
+    import_job,
+    mail,
+    notification_mail,
+    webhook_delivery,
+    notification_delivery,
+    digest,
+)
 
 
 def kind(name: str) -> jobs.JobKind | None:

@@ -20,13 +20,21 @@ mail_sent = Namespace().signal("mail-sent")
 KIND = "email"
 
 
-def send_mail(to: str, subject: str, body: str) -> None:
+def send_mail(
+    to: str, subject: str, body: str, *, html: str | None = None, headers: dict[str, str] | None = None
+) -> None:
+    """One message: plain text, with an HTML alternative when given, and extra headers
+    (``List-Unsubscribe``...)."""
     cfg = current_app.config
     message = EmailMessage()
     message["From"] = cfg["MAIL_FROM"]
     message["To"] = to
     message["Subject"] = subject
+    for name, value in (headers or {}).items():
+        message[name] = value
     message.set_content(body)
+    if html is not None:
+        message.add_alternative(html, subtype="html")
     mail_sent.send(current_app._get_current_object(), message=message)
     if not cfg["SMTP_HOST"]:
         log.info("mail to=%s subject=%s\n%s", to, subject, body)

@@ -12,6 +12,7 @@ from schemas.auth import (
     IDIOMAS,
     ForgotPasswordRequest,
     LoginRequest,
+    PushSubscriptionRequest,
     ResetPasswordRequest,
     UpdateProfileRequest,
 )
@@ -19,6 +20,7 @@ from services import auth as auth_service
 from services import identity
 from services import users as user_service
 from services.errors import DomainError
+from services.stock import notifications as stock_notifications
 from services.tracker import sso_signin
 
 blp = Blueprint("account", __name__)
@@ -195,4 +197,44 @@ def preferences():
         errors={},
         saved=False,
         prefs_saved=True,
+    )
+
+
+@blp.route("/perfil/push", methods=["POST"])
+@page_login_required()
+def push_subscription():
+    """This browser's Web Push subscription, sent by ``static/js/push.js`` (JSON, as the API)."""
+    try:
+        body = PushSubscriptionRequest().load(request.get_json(silent=True) or {})
+        subscription = stock_notifications.subscribe_browser(
+            current_user, body["endpoint"], body["keys"]["p256dh"], body["keys"]["auth"]
+        )
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return {"detail": refusal.message}, refusal.status
+    return {"id": str(subscription.id)}, 201
+
+
+@blp.route("/preferencias/cancelar", methods=["GET", "POST"])
+def unsubscribe():
+    """The e-mails' unsubscribe link: GET asks, POST turns the preference off without signing
+    in (also the mail clients' one-click POST, RFC 8058). The signed token names the account
+    and the preference (``email`` or ``resumo``)."""
+    found = stock_notifications.read_unsubscribe_token(request.values.get("token", ""))
+    if found is None:
+        return render_page("account/unsubscribe.html", status=404, invalid=True, done=False)
+    user, preference = found
+    if request.method == "POST":
+        stock_notifications.unsubscribe(user, preference)
+        return render_page(
+            "account/unsubscribe.html", invalid=False, done=True, preference=preference, token=""
+        )
+    token = request.values.get("token", "")
+    return render_page(
+        "account/unsubscribe.html",
+        invalid=False,
+        done=False,
+        preference=preference,
+        token=token,
+        email=user.email,
     )

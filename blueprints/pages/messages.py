@@ -81,6 +81,11 @@ REASON_TEXT = {
     "feature_not_in_plan": _l(
         "O plano desta organização não inclui este recurso; ele faz parte dos planos %(plans)s."
     ),
+    # remanejamento notifications
+    "push_unavailable": _l("Notificações no navegador não estão disponíveis nesta instalação."),
+    "push_endpoint_refused": _l("O navegador enviou um endereço de push que não é aceito."),
+    "push_key_invalid": _l("O navegador enviou uma assinatura de push inválida."),
+    "push_subscription_not_found": _l("Assinatura de push não encontrada."),
     # tracker: single sign-on
     "sso_required": _l("%(organization)s exige login único: entre pelo provedor da organização."),
     "sso_not_configured": _l("O login único ainda não foi configurado."),

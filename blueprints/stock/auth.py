@@ -15,6 +15,8 @@ from schemas.auth import (
     LoginRequest,
     MessageResponse,
     Preferencias,
+    PushSubscriptionCreated,
+    PushSubscriptionRequest,
     RefreshRequest,
     ResetPasswordRequest,
     TokenResponse,
@@ -24,6 +26,7 @@ from schemas.auth import (
 from schemas.fast import RowDumper
 from services import auth as auth_service
 from services import users as user_service
+from services.stock import notifications
 from services.stock.access import ensure_stock_access
 
 blp = Blueprint("stock_auth", __name__, url_prefix="/auth", description="Sessão e senha")
@@ -152,3 +155,26 @@ def get_preferences():
 def put_preferences(body):
     """Substituir as preferências de notificação (e, se presente, o `idioma`)."""
     return user_service.update_preferences(current_user, **body)
+
+
+@users_blp.route("/me/push-subscriptions", methods=["POST"])
+@stock_auth_required()
+@users_blp.arguments(PushSubscriptionRequest)
+@users_blp.response(201, PushSubscriptionCreated)
+@users_blp.alt_response(409, description="A instância não tem chaves VAPID: Web Push indisponível")
+def add_push_subscription(body):
+    """Registrar a assinatura Web Push deste navegador (`PushSubscription.toJSON()`). Com
+    `notifPush` ligado, os avisos chegam a cada navegador registrado; um navegador que o serviço
+    de push diz não existir mais (404/410) é esquecido. 422 quando não é uma assinatura (endereço
+    que não é de um serviço de push, chaves inválidas)."""
+    return notifications.subscribe_browser(
+        current_user, body["endpoint"], body["keys"]["p256dh"], body["keys"]["auth"]
+    )
+
+
+@users_blp.route("/me/push-subscriptions/<uuid:subscription_id>", methods=["DELETE"])
+@stock_auth_required()
+@users_blp.response(204)
+def delete_push_subscription(subscription_id):
+    """Esquecer a assinatura deste navegador (404 se não for sua)."""
+    notifications.unsubscribe_browser(current_user, subscription_id)

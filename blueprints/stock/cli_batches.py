@@ -18,7 +18,7 @@ from extensions import db
 from models.jobs import Job
 from services import jobs
 from services.clock import today
-from services.stock import generation, outcome, partitions, rules
+from services.stock import digest, generation, notification_delivery, outcome, partitions, rules
 
 batches_cli = Blueprint("batches", __name__, cli_group="batches")
 
@@ -168,3 +168,24 @@ def resultado_command(agrupar, lote_id, limite):
             f"{g.chave:<{width}} {g.transferencias:>7} {g.unidades_movidas:>6} {_fmt(g.esi, '.1f'):>7} "
             f"{j14.asi:>6} {j28.asi:>6} {pct or '-':>6} {_fmt(j14.razao, '.2f'):>9}  {_janelas(g)}"
         )
+
+
+@batches_cli.cli.command("send-notifications")
+def send_notifications_command():
+    """Send remanejamento's queued notifications (and queue the transfers just become late): one
+    e-mail, or one push per browser, per person. Safe from cron every few minutes, even twice at
+    once (each run claims its own rows); a failure is retried on a later run."""
+    report = notification_delivery.send_pending()
+    click.echo(
+        f"{report.messages} messages: {report.sent} notifications sent, {report.skipped} skipped, "
+        f"{report.retried} to retry, {report.failed} failed; {report.late} transfers late"
+    )
+
+
+@batches_cli.cli.command("send-digest")
+def send_digest_command():
+    """Queue and send the week's summaries once due (from Monday 08:00 in GIRO_TIMEZONE); a
+    person gets one per week however often this runs."""
+    queued = digest.queue_summaries()
+    report = notification_delivery.send_pending()
+    click.echo(f"{queued} summaries queued; {report.messages} messages sent, {report.retried} to retry")

@@ -36,6 +36,7 @@ from services.errors import (
     NotFoundError,
     ValidationFailed,
 )
+from services.stock import notifications
 from services.stock.recommendations import FiltroRecomendacoes, get_recomendacao, listed, scoped
 
 DECIDERS = ("admin", "planejador")
@@ -309,6 +310,7 @@ def _act(
         )
     )
     db.session.flush()
+    notifications.decisions(acao, [rec.id], motivo_recusa)
     return rec
 
 
@@ -470,6 +472,7 @@ def _update_all(
     ]
     # A Core executemany: the ORM's bulk path would rebuild every row first (twice as slow).
     db.session.execute(insert(AcaoRecomendacao.__table__), log)
+    notifications.decisions(acao, ids, motivo_recusa)
     # Recommendations already loaded in this session would still show their old state.
     for obj in list(db.session.identity_map.values()):
         if isinstance(obj, Recomendacao):

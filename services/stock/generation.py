@@ -28,7 +28,7 @@ from models.auth import User
 from models.base import utcnow
 from models.stock_batches import Lote, Recomendacao
 from services.clock import today
-from services.stock import storage
+from services.stock import notifications, storage
 from services.stock.access import ensure_stock_access
 from services.stock.batches import iso_week
 from services.stock.engine_contract import EngineOutput, Network
@@ -128,6 +128,7 @@ def write_batch(
     keep = _kept_mask(out, net, set(kept_rows))
     written = storage.insert_recommendations(out, net, keep, lote.id, on)
     db.session.flush()
+    notifications.lote_gerado(lote)
     return GenerationResult(
         lote=lote, novas=written, mantidas=len(kept_rows), substituidas=substituidas, regenerado=regenerado
     )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from flask import current_app
@@ -326,3 +326,37 @@ def em_transito(loja_id: uuid.UUID, user: User) -> TransitoLoja:
         )
     itens.sort(key=lambda i: (i.sentido != "entrada", i.desde, i.produto_nome, i.tamanho, str(i.id)))
     return TransitoLoja(loja=loja, dias_alerta=limit, itens=itens)
+
+
+@dataclass(frozen=True)
+class Atrasada:
+    id: uuid.UUID
+    aprovada_por_id: uuid.UUID | None
+
+
+def late_transfers(limit_days: int, now: datetime) -> list[Atrasada]:
+    """Transfers in transit for more than ``limit_days`` business days (the store's list flags
+    the same ones), with who approved each."""
+    approver = (
+        select(AcaoRecomendacao.usuario_id)
+        .where(AcaoRecomendacao.recomendacao_id == Recomendacao.id, AcaoRecomendacao.acao == "aprovar")
+        .order_by(AcaoRecomendacao.criado_em.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    rows = db.session.execute(
+        select(
+            Recomendacao.id,
+            Recomendacao.executada_data,
+            Recomendacao.ultima_acao_em,
+            Recomendacao.data,
+            approver,
+        ).where(in_transit_condition(), Recomendacao.ultima_acao_em < now - timedelta(days=limit_days))
+    )
+    ref = today()
+    late = []
+    for rid, executada_data, ultima_acao_em, data, aprovada_por in rows:
+        desde = executada_data or _business_day(ultima_acao_em, data)
+        if (ref - desde).days > limit_days:
+            late.append(Atrasada(rid, aprovada_por))
+    return late
