@@ -32,8 +32,9 @@ from app import create_app
 from config import normalize_database_url
 from extensions import db
 
-# The OpenID provider (panva's oidc-provider on loopback) for the single sign-on tests.
-pytest_plugins = ["tests.oidc"]
+# The OpenID provider (panva's oidc-provider on loopback) for the single sign-on tests, and an
+# SMTP server on loopback for the e-mail tests.
+pytest_plugins = ["tests.oidc", "tests.mail_sink"]
 
 SUPERADMIN_EMAIL = "root@giro.test"
 

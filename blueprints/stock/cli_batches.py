@@ -183,9 +183,18 @@ def send_notifications_command():
 
 
 @batches_cli.cli.command("send-digest")
-def send_digest_command():
+@click.option(
+    "--at",
+    "at",
+    type=click.DateTime(formats=["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M%z"]),
+    default=None,
+    help="Act as if it were this moment (ISO 8601 with its offset); default now.",
+)
+def send_digest_command(at):
     """Queue and send the week's summaries once due (from Monday 08:00 in GIRO_TIMEZONE); a
     person gets one per week however often this runs."""
-    queued = digest.queue_summaries()
+    if at is not None and digest.due_week(at) is None:
+        click.echo(f"not due: the week's summaries go from Monday {digest.SEND_AT:%H:%M} on")
+    queued = digest.queue_summaries(at)
     report = notification_delivery.send_pending()
     click.echo(f"{queued} summaries queued; {report.messages} messages sent, {report.retried} to retry")

@@ -255,6 +255,7 @@ def send_pending(now: datetime | None = None) -> RunReport:
     report = RunReport()
     report.late = notifications.late_transits(int(current_app.config["TRANSIT_ALERT_DAYS"]), now)
     db.session.commit()
+    now = max(now, utcnow())  # what was just queued is due in this run
     ids = claim(now)
     if not ids:
         return report

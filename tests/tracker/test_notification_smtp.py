@@ -4,44 +4,11 @@ is reported, not fatal."""
 
 from __future__ import annotations
 
-import email
 import re
 import socket
-from email.policy import default
-
-import pytest
-from aiosmtpd.controller import Controller
 
 from tests.tracker.collab_support import comment, team
 from tests.tracker.support import make_issue
-
-
-class Sink:
-    """Collects every message accepted over SMTP."""
-
-    def __init__(self) -> None:
-        self.messages: list[email.message.EmailMessage] = []
-        self.recipients: list[list[str]] = []
-
-    async def handle_DATA(self, _server, _session, envelope):
-        self.recipients.append(list(envelope.rcpt_tos))
-        self.messages.append(email.message_from_bytes(envelope.original_content, policy=default))
-        return "250 OK"
-
-
-@pytest.fixture
-def smtp_sink(app, monkeypatch):
-    sink = Sink()
-    with socket.socket() as probe:  # a free port: the controller checks its own by connecting
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    controller = Controller(sink, hostname="127.0.0.1", port=port)
-    controller.start()
-    monkeypatch.setitem(app.config, "SMTP_HOST", "127.0.0.1")
-    monkeypatch.setitem(app.config, "SMTP_PORT", port)
-    monkeypatch.setitem(app.config, "SMTP_STARTTLS", False)
-    yield sink, controller
-    controller.stop()
 
 
 def _send(runner) -> tuple[int, ...]:
