@@ -31,10 +31,16 @@
         .register(box.dataset.worker)
         .then(function () { return navigator.serviceWorker.ready; })
         .then(function (registration) {
-          return registration.pushManager.subscribe({
-            userVisibleOnly: true,
-            applicationServerKey: base64UrlToBytes(box.dataset.key),
-          });
+          // A push service that never answers must not leave the box on forever.
+          return Promise.race([
+            registration.pushManager.subscribe({
+              userVisibleOnly: true,
+              applicationServerKey: base64UrlToBytes(box.dataset.key),
+            }),
+            new Promise(function (_resolve, reject) {
+              setTimeout(function () { reject(new Error("timeout")); }, 15000);
+            }),
+          ]);
         })
         .then(function (subscription) {
           return fetch(box.dataset.endpoint, {

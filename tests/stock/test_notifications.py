@@ -305,3 +305,42 @@ def test_the_weekly_summary_goes_once_from_monday_eight(client, runner, smtp_sin
     again = runner.invoke(args=["batches", "send-digest", "--at", "2026-11-30T09:05:00-0300"])
     assert again.exit_code == 0 and not sink.messages
     assert data["viewer"].email not in mail
+
+
+def test_a_generated_batch_tells_planners_and_admins_with_its_figures(client, runner, smtp_sink):
+    from tests.stock.test_batches import ON, build_network, generate
+
+    sink, _controller = smtp_sink
+    build_network()
+    planner = make_user(papel="planejador", email="paula@giro.test")
+    make_user(papel="admin", email="ana@giro.test")
+    make_user(papel="visualizador", email="vera@giro.test")
+    generate(runner, ON)
+    lote = client.get(f"{API}/lotes", headers=auth_headers(client, planner)).get_json()[0]
+    assert _send(runner)[:2] == (2, 2)
+    mail = _by_recipient(sink)
+    assert set(mail) == {"paula@giro.test", "ana@giro.test"}
+    text = _text(mail["paula@giro.test"][0])
+    assert f"Lote {lote['semana']} pronto" in mail["paula@giro.test"][0]["Subject"]
+    totals = client.get(f"{API}/lotes/{lote['id']}/totais", headers=auth_headers(client, planner)).get_json()
+    units = f"{totals['totalUnidades']:,}".replace(",", ".")
+    assert f"{totals['totalItens']} transferências, {units} unidades" in text
+    assert f"/lotes/{lote['id']}" in text
+    # Generating the week again is a new generation: told again, once.
+    generate(runner, ON)
+    assert _send(runner)[:2] == (2, 2)
+    assert _send(runner)[:2] == (0, 0)
+
+
+def test_the_scheduler_sends_the_notifications_every_five_minutes(client, smtp_sink):
+    from blueprints.cli_jobs import SCHEDULE
+    from services import job_queue
+
+    sink, _controller = smtp_sink
+    data = _network()
+    _decide(client, data["planner"], data["to_moema"], "aprovar")
+    ticks = {target: cron for target, cron in SCHEDULE}
+    target = "services.stock.notification_delivery:notifications_tick"
+    assert ticks[target] == "*/5 * * * *" and ticks["services.stock.digest:digest_tick"] == "5 * * * *"
+    job_queue.resolve(target)()  # the job runs inline in the suite (JOBS_EAGER)
+    assert list(_by_recipient(sink)) == ["gm@giro.test"]
