@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import socket
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -14,6 +15,7 @@ from sqlalchemy import func, select, update
 
 from extensions import db
 from models.base import utcnow
+from models.jobs import Job
 from models.stock_batches import Recomendacao
 from models.stock_notifications import PushSubscription, StockNotification
 from tests.factories import PASSWORD, auth_headers, make_loja, make_lote, make_produto, make_rec, make_user
@@ -344,3 +346,22 @@ def test_the_scheduler_sends_the_notifications_every_five_minutes(client, smtp_s
     assert ticks[target] == "*/5 * * * *" and ticks["services.stock.digest:digest_tick"] == "5 * * * *"
     job_queue.resolve(target)()  # the job runs inline in the suite (JOBS_EAGER)
     assert list(_by_recipient(sink)) == ["gm@giro.test"]
+
+
+def test_the_hourly_tick_runs_the_summary_job_from_monday_eight(client, smtp_sink, monkeypatch):
+    from datetime import datetime
+
+    from services.stock import digest
+
+    sink, _controller = smtp_sink
+    _network()
+    monday = datetime.fromisoformat("2026-11-30T07:05:00-03:00")
+    monkeypatch.setattr(digest, "utcnow", lambda: monday)
+    assert digest.digest_tick() is None and not sink.messages
+    monkeypatch.setattr(digest, "utcnow", lambda: monday + timedelta(hours=1))
+    job_id = digest.digest_tick()  # the job runs inline in the suite (JOBS_EAGER)
+    job = db.session.get(Job, uuid.UUID(job_id))  # the operator's job (no person asked for it)
+    assert job.state == "done" and job.result["resumos"] == 4
+    assert len(sink.messages) == 4
+    digest.digest_tick()  # the scheduler again, the same week: nothing more
+    assert len(sink.messages) == 4
