@@ -39,7 +39,7 @@ from models.stock_batches import Lote, Recomendacao
 from models.stock_notifications import PushSubscription, StockNotification
 from services import unique
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
-from services.tracker.webhook_targets import RefusedAddress, addresses_of, check_addresses, parse_url
+from services.outbound import RefusedAddress, addresses_of, check_addresses, parse_url
 
 PLANNERS = ("admin", "planejador")
 # The event each decision causes, and who hears it.

@@ -30,7 +30,7 @@ from joserfc.errors import (
 from joserfc.jwk import KeySet
 
 from services.errors import DomainError, FieldError, ValidationFailed
-from services.tracker.webhook_targets import RefusedAddress, addresses_of, check_addresses, parse_url
+from services.outbound import RefusedAddress, addresses_of, check_addresses, parse_url
 
 TIMEOUT = 5.0
 CACHE_SECONDS = 600

@@ -14,7 +14,7 @@ sending, so no lock is held while a receiver answers. A claim older than
 Each delivery is a JSON POST ``{id, event, created_at, data}`` with the
 headers ``X-Giro-Event``, ``X-Giro-Delivery``, ``X-Giro-Timestamp`` and
 ``X-Giro-Signature: sha256=<hex HMAC-SHA256 of "{timestamp}.{body}">`` under the
-webhook's secret, sent to the address ``services.tracker.webhook_targets``
+webhook's secret, sent to the address ``services.outbound``
 checked. A 2xx answer delivers it; anything else (a redirect is not
 followed, a timeout, a refused address) is retried after 1, 2, 4... minutes,
 at most ``MAX_BACKOFF`` apart, until ``GIVE_UP_AFTER`` has passed since the
@@ -46,7 +46,7 @@ from models.tracker import Membership, Organization
 from models.tracker_webhooks import Webhook, WebhookDelivery
 from services import job_queue, jobs
 from services.mail import queue_mail
-from services.tracker.webhook_targets import RefusedAddress, addresses_of, check_addresses, parse_url
+from services.outbound import RefusedAddress, addresses_of, check_addresses, parse_url
 from services.transactions import writes
 
 log = logging.getLogger(__name__)

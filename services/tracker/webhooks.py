@@ -6,7 +6,7 @@ that made a change: the change calls ``emit`` in its own transaction, which
 writes one outbox row (``webhook_deliveries``) per enabled webhook subscribed
 to the event, holding the exact JSON body, and queues a delivery pass for after
 the commit: ``services.tracker.webhook_delivery`` sends the rows (its ``webhooks``
-job); ``services.tracker.webhook_targets`` decides which URLs a webhook may point at.
+job); ``services.outbound`` decides which URLs a webhook may point at.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from models.tracker_collab import Comment
 from models.tracker_webhooks import WEBHOOK_EVENTS, Webhook, WebhookDelivery
 from services import locks
 from services.errors import ConflictError, FieldError, NotFoundError, ValidationFailed
+from services.outbound import validate_url
 from services.tracker import webhook_delivery
 from services.tracker.access import MANAGE, organization_access
-from services.tracker.webhook_targets import validate_url
 
 MAX_PER_ORGANIZATION = 20
 DELIVERIES_SHOWN = 50

@@ -638,6 +638,8 @@ def test_the_scheduler_queues_a_delivery_pass_every_minute_and_the_emails_every_
         "services.stock.partitions:cadence_tick": "0 * * * *",
         "services.tracker.webhook_delivery:webhooks_tick": "* * * * *",
         "services.tracker.notification_mail:notifications_tick": "*/5 * * * *",
+        "services.stock.notification_delivery:notifications_tick": "*/5 * * * *",
+        "services.stock.digest:digest_tick": "5 * * * *",
     }
     assert all(callable(job_queue.resolve(target)) for target, _cron in SCHEDULE)
 

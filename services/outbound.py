@@ -1,4 +1,5 @@
-"""Where a webhook may point: the URL and address checks that guard against server-side request forgery.
+"""Where the server may send a request of its own (webhooks, an SSO provider, a browser's push
+service): the URL and address checks that guard against server-side request forgery.
 
 Only ``https`` URLs, or ``http`` to a loopback address; hosts resolving to
 private, link-local, multicast or reserved addresses are refused when the
