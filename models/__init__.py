@@ -5,6 +5,7 @@ from models.jobs import Job
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
 from models.stock_notifications import PushSubscription, StockNotification
+from models.stock_operations import OperacaoIssue
 from models.tracker import (
     Invitation,
     Issue,
@@ -52,6 +53,7 @@ __all__ = [
     "Membership",
     "Notification",
     "NotificationEmail",
+    "OperacaoIssue",
     "Organization",
     "PasswordResetToken",
     "Plan",

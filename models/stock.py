@@ -135,6 +135,14 @@ class RegrasRemanejamento(db.Model):
     updated_by_id: Mapped[uuid.UUID | None] = mapped_column(
         Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
     )
+    # The tracker project where approved transfers become the stores' work, and the account
+    # (the stock admin who named it, a member of its organization) the issues are written as.
+    projeto_operacoes_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("projects.id", ondelete="SET NULL"), nullable=True
+    )
+    operacoes_por_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )
 
 
 class ImportLog(UUIDPrimaryKey, db.Model):

@@ -7,7 +7,8 @@ work it runs:
 - ``notificacoes``: the tracker's notification e-mails (``services.tracker.notification_mail``);
 - ``avisos_estoque``: remanejamento's notifications, e-mail and Web Push
   (``services.stock.notification_delivery``); ``resumo_semanal``: its weekly summary
-  (``services.stock.digest``);
+  (``services.stock.digest``); ``operacoes``: a batch's issues in the tracker's operations
+  project (``services.stock.operations``);
 - ``webhooks``: the tracker's due webhook deliveries (``services.tracker.webhook_delivery``);
 - ``call``: any service function, by dotted name (``services.jobs.enqueue_call``).
 

@@ -81,6 +81,8 @@ REASON_TEXT = {
     "feature_not_in_plan": _l(
         "O plano desta organização não inclui este recurso; ele faz parte dos planos %(plans)s."
     ),
+    # remanejamento: the operations project in the tracker
+    "operations_project_refused": _l("Escolha um projeto de uma organização que você administra no Tracker."),
     # remanejamento notifications
     "push_unavailable": _l("Notificações no navegador não estão disponíveis nesta instalação."),
     "push_endpoint_refused": _l("O navegador enviou um endereço de push que não é aceito."),

@@ -370,6 +370,18 @@ class RegrasPayload(StockSchema):
         },
     )
 
+    projeto_operacoes_id = fields.UUID(
+        data_key="projetoOperacoes",
+        allow_none=True,
+        load_default=None,
+        metadata={
+            "description": "The tracker project (id) where approved transfers become the stores' work: "
+            "one issue per batch and origin, one sub-issue per destination, kept in step with the "
+            "transfers. `null` (the default) turns it off. The admin must own or administer the "
+            "project's organization (422 otherwise); the issues are written in their name."
+        },
+    )
+
     @post_load
     def to_rules(self, data: dict, **kwargs) -> NovasRegras:
         return NovasRegras(**data)

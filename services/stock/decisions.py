@@ -36,7 +36,7 @@ from services.errors import (
     NotFoundError,
     ValidationFailed,
 )
-from services.stock import notifications
+from services.stock import notifications, operations
 from services.stock.recommendations import FiltroRecomendacoes, get_recomendacao, listed, scoped
 
 DECIDERS = ("admin", "planejador")
@@ -311,6 +311,7 @@ def _act(
     )
     db.session.flush()
     notifications.decisions(acao, [rec.id], motivo_recusa)
+    operations.request_sync(rec.lote_id)
     return rec
 
 
@@ -427,6 +428,8 @@ def decidir_filtro(
             changing.append((rid, status, vetado, motivo_veto))
     if changing:
         _update_all(acao, changing, user, motivo, motivo_recusa)
+        # A filter lists one batch: the first row's.
+        operations.request_sync(db.session.get(Recomendacao, changing[0][0]).lote_id)
     return ResultadoEmLote(acao, len(changing), dict(ignoradas))
 
 

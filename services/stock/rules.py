@@ -21,6 +21,7 @@ from models.stock_batches import Lote
 from services import unique
 from services.clock import today
 from services.errors import FieldError, ValidationFailed
+from services.stock import operations
 from services.stock.access import ensure_stock_access
 from services.stock.engine_contract import MIN_GAIN_PER_UNIT, EngineRules
 from services.stock.recommendations import newest_lote
@@ -140,6 +141,7 @@ class NovasRegras:
     custo_envio: int = _BY_COLUMN["custo_envio"].default
     custo_km: int = _BY_COLUMN["custo_km"].default
     ganho_minimo: int = _BY_COLUMN["ganho_minimo"].default
+    projeto_operacoes_id: uuid.UUID | None = None
 
 
 def update_rules(novas: NovasRegras, user: User) -> RegrasRemanejamento:
@@ -165,6 +167,8 @@ def update_rules(novas: NovasRegras, user: User) -> RegrasRemanejamento:
             setattr(rules, rule.column, getattr(novas, rule.column))
     rules.lojas_bloqueadas = lojas
     rules.marcas_bloqueadas = marcas
+    if novas.projeto_operacoes_id != rules.projeto_operacoes_id:
+        operations.configure(rules, novas.projeto_operacoes_id, user)
     rules.updated_by_id = user.id
     db.session.flush()
     return rules

@@ -40,6 +40,7 @@ from models.stock import Estoque, Loja, Produto
 from models.stock_batches import EM_TRANSITO, AcaoRecomendacao, Recomendacao
 from services.clock import today
 from services.errors import ConflictError, FieldError, ForbiddenError, NotFoundError, ValidationFailed
+from services.stock import operations
 from services.stock.access import ensure_stock_access
 from services.stock.recommendations import visible_condition
 
@@ -130,6 +131,7 @@ def receber(rid: uuid.UUID, user: User, quantidade_recebida: int) -> Recomendaca
         )
     _mark_received(rec, quantidade_recebida, user.id, user.name, motivo=None)
     db.session.flush()
+    operations.request_sync(rec.lote_id)
     return rec
 
 
@@ -189,6 +191,7 @@ def close_arrived(named_stores: set[uuid.UUID], file_qtd: Callable[[uuid.UUID, u
     rise = {cell: file_qtd(*cell) - stored.get(cell, 0) for cell in cells}
     blocked: set[tuple] = set()  # a cell stops at its first transfer the rise does not cover
     closed = 0
+    lotes: set[uuid.UUID] = set()
     for rec in recs:
         cell = (rec.destino_id, rec.produto_id, rec.tamanho)
         if cell in blocked:
@@ -205,7 +208,10 @@ def close_arrived(named_stores: set[uuid.UUID], file_qtd: Callable[[uuid.UUID, u
             motivo="A carga de estoque mostra a mercadoria no destino",
         )
         closed += 1
+        lotes.add(rec.lote_id)
     db.session.flush()
+    for lote_id in lotes:
+        operations.request_sync(lote_id)
     return closed
 
 

@@ -37,6 +37,7 @@ DEFAULTS = {
     "custoEnvio": 300,
     "custoKm": 1,
     "ganhoMinimo": 150,
+    "projetoOperacoes": None,
 }
 
 
@@ -147,7 +148,8 @@ def test_the_api_document_and_the_rules_page_state_the_rules_table(client, ctx, 
 
     document = client.get("/api/v1/openapi.json").get_json()["components"]["schemas"]
     properties = document["RegrasPayload"]["properties"]
-    assert list(properties) == [rule.name for rule in RULE_FIELDS]
+    # The engine's rules, then the operations project (not an engine rule).
+    assert list(properties) == [rule.name for rule in RULE_FIELDS] + ["projetoOperacoes"]
     assert document["CadencePayload"]["properties"]["cadence"]["enum"] == list(CADENCIAS)
     stored = client.get(f"{API}/regras", headers=admin).get_json()
     sign_in(client, make_user(papel="admin"))

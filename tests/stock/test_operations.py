@@ -1,0 +1,181 @@
+"""From batch to shelf: approved transfers become issues in the tracker's operations project,
+kept in step with the transfers, through the stock API and read through the tracker API."""
+
+from __future__ import annotations
+
+import pytest
+
+from extensions import db
+from services.tracker import organizations, workspaces
+from tests.factories import (
+    PASSWORD,
+    auth_headers,
+    make_loja,
+    make_lote,
+    make_produto,
+    make_rec,
+    make_user,
+    register_verified,
+)
+from tests.stock.support import API
+
+TRACKER = "/tracker/api/v1"
+
+
+def _setup():
+    """A retailer whose stock admin owns the tracker organization of its store managers."""
+    admin, _access, _refresh = register_verified("Ana Admin", "ana@giro.test", PASSWORD)
+    admin.papel = "admin"
+    workspace = workspaces.list_workspaces(admin)[0]
+    project = workspaces.create_project(admin, workspace.slug, {"name": "Operações", "key": "OPS"})
+    cd = make_loja(nome="CD Extrema", is_cd=True)
+    moema, santos = make_loja(nome="Loja Moema"), make_loja(nome="Loja Santos")
+    managers = {}
+    for loja, email in ((moema, "gm@giro.test"), (santos, "gs@giro.test")):
+        manager = make_user(papel="gerente_loja", loja=loja, email=email)
+        invitation = organizations.invite(admin, workspace.organization_id, email, "member")
+        organizations.accept_invitation(manager, invitation.id)
+        managers[loja.nome] = manager
+    tenis = make_produto(nome="Tênis Runner", sku="TR-1", cor="Preto")
+    lote = make_lote()
+    planner = make_user(papel="planejador")
+    db.session.flush()
+    return {
+        "admin": admin,
+        "planner": planner,
+        "slug": workspace.slug,
+        "project": project,
+        "managers": managers,
+        "lote": lote,
+        "cd_moema": make_rec(lote, tenis, cd, moema, quantidade=4),
+        "cd_santos": make_rec(lote, tenis, cd, santos, quantidade=3, tamanho="39"),
+        "moema_santos": make_rec(lote, tenis, moema, santos, quantidade=2, tamanho="40"),
+    }
+
+
+def _name_project(client, data, project_id) -> object:
+    headers = auth_headers(client, data["admin"])
+    rules = client.get(f"{API}/regras", headers=headers).get_json()
+    return client.put(f"{API}/regras", json={**rules, "projetoOperacoes": project_id}, headers=headers)
+
+
+def _decide(client, user, rec, acao: str, body: dict | None = None):
+    response = client.post(
+        f"{API}/recomendacoes/{rec.id}/{acao}", json=body, headers=auth_headers(client, user)
+    )
+    assert response.status_code == 200, response.get_json()
+
+
+def _issues(client, data) -> dict[str, dict]:
+    headers = {
+        "Authorization": f"Bearer {client.post(f'{TRACKER}/auth/login', json={'email': 'ana@giro.test', 'password': PASSWORD}).get_json()['access_token']}"
+    }
+    url = f"{TRACKER}/workspaces/{data['slug']}/projects/{data['project'].id}/issues"
+    body = client.get(url, query_string={"per_page": 100}, headers=headers).get_json()
+    found = {}
+    for summary in body["issues"]:
+        issue = client.get(f"{url}/{summary['key']}", headers=headers).get_json()
+        found[issue["title"]] = issue
+    return found
+
+
+@pytest.fixture
+def ops(client, ctx):
+    data = _setup()
+    db.session.commit()
+    named = _name_project(client, data, str(data["project"].id))
+    assert named.status_code == 200, named.get_json()
+    assert named.get_json()["projetoOperacoes"] == str(data["project"].id)
+    return data
+
+
+def test_only_a_project_the_admin_manages_can_be_named(client, ctx):
+    data = _setup()
+    outsider, _a, _r = register_verified("Bruno Fora", "bruno@fora.test", PASSWORD)
+    elsewhere = workspaces.create_project(
+        outsider, workspaces.list_workspaces(outsider)[0].slug, {"name": "Outro", "key": "OUT"}
+    )
+    db.session.commit()
+    refused = _name_project(client, data, str(elsewhere.id))
+    assert refused.status_code == 422 and "projetoOperacoes" in str(refused.get_json())
+    assert _name_project(client, data, None).get_json()["projetoOperacoes"] is None
+
+
+def test_approved_transfers_become_one_issue_per_origin_and_one_sub_issue_per_destination(client, ops):
+    for rec in ("cd_moema", "cd_santos", "moema_santos"):
+        _decide(client, ops["planner"], ops[rec], "aprovar")
+    issues = _issues(client, ops)
+    semana = ops["lote"].semana
+    assert set(issues) == {
+        f"Lote {semana} · separar em CD Extrema · 7 un. para 2 lojas",
+        f"Lote {semana} · separar em Loja Moema · 2 un. para 1 loja",
+        f"Lote {semana} · CD Extrema → Loja Moema · 4 un.",
+        f"Lote {semana} · CD Extrema → Loja Santos · 3 un.",
+        f"Lote {semana} · Loja Moema → Loja Santos · 2 un.",
+    }
+    cd = issues[f"Lote {semana} · separar em CD Extrema · 7 un. para 2 lojas"]
+    assert "| Tênis Runner | TR-1 | Preto | 38 | 4 | Loja Moema | a separar |" in cd["description"]
+    assert "separacao.csv?origemId=" in cd["description"]
+    assert [label["name"] for label in cd["labels"]] == [f"Lote {semana}"]
+    sub = issues[f"Lote {semana} · CD Extrema → Loja Moema · 4 un."]
+    assert sub["parent_id"] == cd["id"]
+    assert sub["assignee"]["id"] == str(ops["managers"]["Loja Moema"].id)
+    moema = issues[f"Lote {semana} · separar em Loja Moema · 2 un. para 1 loja"]
+    assert moema["assignee"]["id"] == str(ops["managers"]["Loja Moema"].id)
+    # The same approval again creates nothing.
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    assert len(_issues(client, ops)) == 5
+
+
+def test_the_issues_follow_execution_receipt_and_refusal(client, ops):
+    semana = ops["lote"].semana
+    for rec in ("cd_moema", "cd_santos"):
+        _decide(client, ops["planner"], ops[rec], "aprovar")
+    _decide(client, ops["planner"], ops["cd_moema"], "executar")
+    sub = _issues(client, ops)[f"Lote {semana} · CD Extrema → Loja Moema · 4 un."]
+    assert (
+        sub["status"]["category"] == "in_progress" and "Enviadas 4 un.; recebidas 0 un." in sub["description"]
+    )
+    received = client.post(
+        f"{API}/recomendacoes/{ops['cd_moema'].id}/receber",
+        json={"quantidadeRecebida": 3},
+        headers=auth_headers(client, ops["managers"]["Loja Moema"]),
+    )
+    assert received.status_code == 200, received.get_json()
+    issues = _issues(client, ops)
+    sub = issues[f"Lote {semana} · CD Extrema → Loja Moema · 4 un."]
+    assert sub["status"]["category"] == "done" and "recebida (3 un.), faltaram 1" in sub["description"]
+    origin = issues[f"Lote {semana} · separar em CD Extrema · 7 un. para 2 lojas"]
+    assert origin["status"]["category"] != "done"  # Santos's part is still to do
+    _decide(client, ops["planner"], ops["cd_santos"], "recusar", {"motivo": "estoque_errado"})
+    issues = _issues(client, ops)
+    refused = next(i for title, i in issues.items() if "→ Loja Santos" in title)
+    assert refused["status"]["category"] == "done" and "recusada: estoque_errado" in refused["description"]
+    origin = next(i for title, i in issues.items() if "separar em CD Extrema" in title)
+    assert origin["status"]["category"] == "done"
+
+
+def test_a_sync_that_dies_half_way_leaves_nothing_and_the_next_completes_it(client, ops, monkeypatch):
+    from services.stock import operations
+    from services.tracker import issues as tracker_issues
+
+    real = tracker_issues.create_issue
+
+    def dying(actor, slug, project_id, data):
+        if "→ Loja Santos" in data["title"]:
+            raise RuntimeError("worker killed")
+        return real(actor, slug, project_id, data)
+
+    monkeypatch.setattr(operations.tracker_issues, "create_issue", dying)
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    before = _issues(client, ops)
+    assert len(before) == 2  # CD Extrema's issue and its Moema part
+    # The next pass dies creating Santos's part: nothing of that pass stays, not even the
+    # origin's new totals.
+    _decide(client, ops["planner"], ops["cd_santos"], "aprovar")
+    assert _issues(client, ops) == before
+    monkeypatch.setattr(operations.tracker_issues, "create_issue", real)
+    _decide(client, ops["planner"], ops["moema_santos"], "aprovar")  # the next change runs it again
+    after = _issues(client, ops)
+    assert len(after) == 5
+    assert {i["id"] for i in before.values()} <= {i["id"] for i in after.values()}  # none twice
