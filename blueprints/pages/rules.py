@@ -20,7 +20,7 @@ from schemas.stock.batches import (
     RegrasPayload,
 )
 from services.errors import ValidationFailed
-from services.stock import catalogue, rules, whatif
+from services.stock import catalogue, operations, rules, whatif
 from services.stock.rules import CADENCIAS, RULE_FIELDS, RULES
 
 blp = Blueprint("rules_pages", __name__)
@@ -38,6 +38,7 @@ def _rules_form(form) -> tuple[dict, dict[str, str]]:
         "periodo": form.get("periodo", ""),
         "lojasBloqueadas": form.getlist("lojasBloqueadas"),
         "marcasBloqueadas": form.getlist("marcasBloqueadas"),
+        "projetoOperacoes": form.get("projetoOperacoes") or None,
     }
     errors: dict[str, str] = {}
     for name, (low, high) in INT_FIELDS.items():
@@ -91,6 +92,7 @@ def _regras_context(
         "cadence_errors": cadence_errors or {},
         "cadence_saved": cadence_saved,
         "can_edit": current_user.papel == "admin",
+        "ops_projects": operations.project_choices(current_user, regras.projeto_operacoes_id),
     }
 
 
@@ -105,7 +107,12 @@ def regras():
 def regras_save():
     body, errors = _rules_form(request.form)
     status, saved = 422, False
-    regras: Any = SimpleNamespace(**{RULES[name].column: value for name, value in body.items()})
+    regras: Any = SimpleNamespace(
+        **{
+            RULES[name].column if name in RULES else "projeto_operacoes_id": value
+            for name, value in body.items()
+        }
+    )
     try:
         # Fields that did not parse are left to their defaults here, so every other error shows too.
         data = RegrasPayload().load({k: v for k, v in body.items() if k not in errors})
@@ -145,7 +152,12 @@ def regras_simular():
             errors = {str(e.loc[1]): e.msg for e in exc.errors if len(e.loc) > 1}
     else:
         status = 422
-    regras: Any = SimpleNamespace(**{RULES[name].column: value for name, value in body.items()})
+    regras: Any = SimpleNamespace(
+        **{
+            RULES[name].column if name in RULES else "projeto_operacoes_id": value
+            for name, value in body.items()
+        }
+    )
     names = (
         whatif.loja_names({i for r in result["rotas"] for i in (r["origem_id"], r["destino_id"])})
         if result

@@ -38,9 +38,9 @@ from models.base import utcnow
 from models.stock import Loja, Produto, RegrasRemanejamento
 from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
 from models.stock_operations import OperacaoIssue
-from models.tracker import Issue, Label, Membership, Project, Status, Workspace
+from models.tracker import Issue, Label, Membership, Organization, Project, Status, Workspace
 from services import jobs
-from services.errors import FieldError, ValidationFailed
+from services.errors import DomainError, FieldError, ValidationFailed
 from services.tracker import issues as tracker_issues
 from services.tracker import workspaces
 from services.tracker.access import MANAGE, organization_access
@@ -73,7 +73,7 @@ def configure(rules: RegrasRemanejamento, project_id: uuid.UUID | None, user: Us
         raise refused
     try:
         organization_access(user, project.organization_id, MANAGE)
-    except Exception:  # not a member, not a manager, suspended: the same answer
+    except DomainError:  # not a member, not a manager, suspended: the same answer
         raise refused from None
     rules.projeto_operacoes_id = project.id
     rules.operacoes_por_id = user.id
@@ -82,8 +82,6 @@ def configure(rules: RegrasRemanejamento, project_id: uuid.UUID | None, user: Us
 def projects_for(user: User) -> list[tuple[Project, str]]:
     """The projects (and their organization's name) a stock admin may name: those of the
     organizations they own or administer."""
-    from models.tracker import Organization
-
     rows = db.session.execute(
         select(Project, Organization.name)
         .join(Organization, Organization.id == Project.organization_id)
@@ -92,6 +90,24 @@ def projects_for(user: User) -> list[tuple[Project, str]]:
         .order_by(Organization.name, Project.name)
     )
     return [(project, name) for project, name in rows]
+
+
+def project_choices(user: User, current: uuid.UUID | str | None) -> list[tuple[Project, str]]:
+    """What the rules page offers: the projects ``user`` may name, and the one named now (even
+    if another admin named it), so that saving the other rules keeps it."""
+    choices = projects_for(user)
+    if current and all(str(project.id) != str(current) for project, _name in choices):
+        try:
+            named = db.session.execute(
+                select(Project, Organization.name)
+                .join(Organization, Organization.id == Project.organization_id)
+                .where(Project.id == uuid.UUID(str(current)))
+            ).first()
+        except ValueError:
+            named = None
+        if named is not None:
+            choices.insert(0, (named[0], named[1]))
+    return choices
 
 
 def request_sync(lote_id: uuid.UUID) -> None:

@@ -3,6 +3,8 @@ kept in step with the transfers, through the stock API and read through the trac
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from extensions import db
@@ -179,3 +181,38 @@ def test_a_sync_that_dies_half_way_leaves_nothing_and_the_next_completes_it(clie
     after = _issues(client, ops)
     assert len(after) == 5
     assert {i["id"] for i in before.values()} <= {i["id"] for i in after.values()}  # none twice
+
+
+def test_the_rules_page_offers_the_admins_projects_and_keeps_the_named_one(client, ops):
+    from tests.test_pages_remanejamento import sign_in
+
+    csrf = sign_in(client, ops["admin"])
+    page = client.get("/regras").get_data(as_text=True)
+    options = re.findall(
+        r'<option value="([^"]*)"( selected)?>([^<]*)</option>',
+        page.split('id="projetoOperacoes"')[1].split("</select>")[0],
+    )
+    assert (str(ops["project"].id), " selected", "Ana Admin · Operações (OPS)") in options
+    form = {
+        "periodo": "30",
+        "qtdMinima": "3",
+        "qtdMaxima": "15",
+        "pesoDistancia": "40",
+        "pesoGiro": "35",
+        "pesoEstoque": "25",
+        "custoEnvio": "300",
+        "custoKm": "1",
+        "ganhoMinimo": "150",
+        "projetoOperacoes": str(ops["project"].id),
+        "csrf_token": csrf,
+    }
+    saved = client.post("/regras", data={**form, "qtdMaxima": "12"})
+    assert saved.status_code == 200
+    rules = client.get(f"{API}/regras", headers=auth_headers(client, ops["admin"])).get_json()
+    assert rules["qtdMaxima"] == 12 and rules["projetoOperacoes"] == str(ops["project"].id)
+    cleared = client.post("/regras", data={**form, "projetoOperacoes": ""})
+    assert cleared.status_code == 200
+    assert (
+        client.get(f"{API}/regras", headers=auth_headers(client, ops["admin"])).get_json()["projetoOperacoes"]
+        is None
+    )
