@@ -5,7 +5,7 @@ from models.jobs import Job
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
 from models.stock_notifications import PushSubscription, StockNotification
-from models.stock_operations import OperacaoIssue
+from models.stock_operations import OperacaoIssue, ProblemaTransferencia
 from models.tracker import (
     Invitation,
     Issue,
@@ -57,6 +57,7 @@ __all__ = [
     "Organization",
     "PasswordResetToken",
     "Plan",
+    "ProblemaTransferencia",
     "Produto",
     "Project",
     "PushSubscription",

@@ -13,7 +13,16 @@ from extensions import db
 from models.base import CreatedAt, UTCDateTime, UUIDPrimaryKey
 
 CHANNELS = ("email", "push")
-KINDS = ("lote_gerado", "separar", "chegando", "receber", "atrasada", "estoque_errado", "resumo_semanal")
+KINDS = (
+    "lote_gerado",
+    "separar",
+    "chegando",
+    "receber",
+    "atrasada",
+    "estoque_errado",
+    "problema",
+    "resumo_semanal",
+)
 OUTBOX_STATES = ("pending", "sending", "sent", "skipped", "failed")
 OUTBOX_UNSENT = text("state IN ('pending', 'sending')")
 

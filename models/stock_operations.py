@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import ForeignKey, UniqueConstraint, Uuid
+from sqlalchemy import ForeignKey, String, UniqueConstraint, Uuid
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
@@ -24,3 +24,22 @@ class OperacaoIssue(UUIDPrimaryKey, CreatedAt, db.Model):
     origem_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("lojas.id", ondelete="CASCADE"))
     destino_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("lojas.id", ondelete="CASCADE"))
     issue_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("issues.id", ondelete="CASCADE"), index=True)
+
+
+PROBLEMAS = ("avariada", "faltando", "tamanho_errado", "outro")
+
+
+class ProblemaTransferencia(UUIDPrimaryKey, CreatedAt, db.Model):
+    """A problem with a transfer (damaged, missing units, wrong size, other), opened as an issue
+    of the operations project."""
+
+    __tablename__ = "problemas_transferencia"
+
+    recomendacao_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("recomendacoes.id", ondelete="CASCADE"), index=True
+    )
+    issue_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("issues.id", ondelete="CASCADE"), index=True)
+    tipo: Mapped[str] = mapped_column(String(20))
+    relatado_por_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="SET NULL"), nullable=True
+    )

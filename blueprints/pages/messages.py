@@ -82,6 +82,10 @@ REASON_TEXT = {
         "O plano desta organização não inclui este recurso; ele faz parte dos planos %(plans)s."
     ),
     # remanejamento: the operations project in the tracker
+    "operations_project_missing": _l(
+        "Nenhum projeto de operação no Tracker: um admin de estoque escolhe um nas regras."
+    ),
+    "problem_invalid": _l("Escolha o tipo de problema (e descreva, se for outro)."),
     "operations_project_refused": _l("Escolha um projeto de uma organização que você administra no Tracker."),
     # remanejamento notifications
     "push_unavailable": _l("Notificações no navegador não estão disponíveis nesta instalação."),

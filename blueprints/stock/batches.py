@@ -17,6 +17,9 @@ from schemas.stock.batches import (
     HistoricoQuery,
     LoteOut,
     NodoFluxo,
+    ProblemaList,
+    ProblemaOut,
+    ProblemaRequest,
     RecebimentoRequest,
     RecomendacaoOut,
     RecomendacoesQuery,
@@ -34,7 +37,17 @@ from schemas.stock.metrics import (
     ResultadoQuery,
     Validacao,
 )
-from services.stock import batches, decisions, grade, metrics, outcome, recommendations, rules, transit
+from services.stock import (
+    batches,
+    decisions,
+    grade,
+    metrics,
+    outcome,
+    problems,
+    recommendations,
+    rules,
+    transit,
+)
 
 # Documented once, shown on every decision endpoint.
 STATE_MACHINE = (
@@ -161,6 +174,30 @@ def receber(body, rid):
     ações como `receber`, com quem e quando.
     """
     return transit.receber(rid, current_user, body["quantidade_recebida"])
+
+
+@blp.route(f"{R}/recomendacoes/<uuid:rid>/problemas", methods=["POST"])
+@stock_auth_required()
+@blp.arguments(ProblemaRequest)
+@blp.response(201, ProblemaOut)
+@blp.alt_response(403, description="Papel sem permissão (visualizador)")
+@blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
+@blp.alt_response(409, description="Nenhum projeto de operação no Tracker (`projetoOperacoes` das regras)")
+def relatar_problema(body, rid):
+    """Relatar um problema numa transferência: abre uma tarefa no projeto de operação do Tracker,
+    sob a subtarefa do destino, com os números da transferência, atribuída a quem a aprovou (se
+    for membro da organização; senão, avisado pelas notificações do remanejamento). Um
+    recebimento com menos unidades que o enviado abre uma sozinho."""
+    return problems.report(rid, current_user, body["tipo"], body.get("texto"))
+
+
+@blp.route(f"{R}/recomendacoes/<uuid:rid>/problemas", methods=["GET"])
+@stock_auth_required()
+@blp.response(200, ProblemaList)
+@blp.alt_response(404, description="Não encontrada (ou fora da loja do gerente)")
+def listar_problemas(rid):
+    """Os problemas relatados nesta transferência e suas tarefas no Tracker."""
+    return {"problemas": problems.listed(rid, current_user)}
 
 
 @blp.route("/recomendacoes/<uuid:rid>/receber", methods=["POST"])

@@ -1,4 +1,5 @@
-"""from batch to shelf: the operations project and the issues of each batch's approved work
+"""from batch to shelf: the operations project, the issues of each batch's approved work and
+the problems reported on transfers
 
 Revision ID: 0034
 Revises: 0033
@@ -42,9 +43,25 @@ def upgrade():
         sa.UniqueConstraint("lote_id", "origem_id", "destino_id", name="uq_operacao_issues_lote_id"),
     )
     op.create_index(op.f("ix_operacao_issues_issue_id"), "operacao_issues", ["issue_id"])
+    op.create_table(
+        "problemas_transferencia",
+        sa.Column("id", sa.Uuid(), nullable=False),
+        sa.Column("recomendacao_id", sa.Uuid(), nullable=False),
+        sa.Column("issue_id", sa.Uuid(), nullable=False),
+        sa.Column("tipo", sa.String(length=20), nullable=False),
+        sa.Column("relatado_por_id", sa.Uuid(), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(["recomendacao_id"], ["recomendacoes.id"], name=op.f("fk_problemas_transferencia_recomendacao_id_recomendacoes"), ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["issue_id"], ["issues.id"], name=op.f("fk_problemas_transferencia_issue_id_issues"), ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["relatado_por_id"], ["users.id"], name=op.f("fk_problemas_transferencia_relatado_por_id_users"), ondelete="SET NULL"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_problemas_transferencia")),
+    )
+    op.create_index(op.f("ix_problemas_transferencia_recomendacao_id"), "problemas_transferencia", ["recomendacao_id"])
+    op.create_index(op.f("ix_problemas_transferencia_issue_id"), "problemas_transferencia", ["issue_id"])
 
 
 def downgrade():
+    op.drop_table("problemas_transferencia")
     op.drop_table("operacao_issues")
     with op.batch_alter_table("regras_remanejamento") as batch:
         batch.drop_constraint("fk_regras_remanejamento_operacoes_por_id_users", type_="foreignkey")

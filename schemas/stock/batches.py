@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from marshmallow import fields, post_load
 
 from models.stock_batches import MOTIVOS_RECUSA, PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
+from models.stock_operations import PROBLEMAS
 from schemas.common import QuerySchema, StockSchema
 from schemas.fast import sql_quoted, sql_text
 from schemas.fields import Boolean, Integer, List, Text, choice
@@ -537,3 +538,40 @@ class GradeMatrix(StockSchema):
     lote_id = fields.UUID(
         data_key="loteId", allow_none=True, metadata={"description": "Batch the deltas come from"}
     )
+
+
+# --- problems with a transfer ------------------------------------------------------------------
+
+
+class ProblemaRequest(StockSchema):
+    tipo = choice(
+        PROBLEMAS,
+        required=True,
+        metadata={
+            "description": "`avariada`, `faltando` (units missing), `tamanho_errado` or `outro` (with `texto`)"
+        },
+    )
+    texto = Text(max_length=2000, multiline=True, allow_none=True, load_default=None)
+
+
+class ProblemaOut(StockSchema):
+    id = fields.UUID(required=True)
+    tipo = fields.String(required=True, metadata={"enum": list(PROBLEMAS)})
+    issue_key = fields.String(
+        data_key="issueKey", required=True, metadata={"description": "The tracker issue, e.g. `OPS-12`"}
+    )
+    issue_title = fields.String(data_key="issueTitulo", required=True)
+    issue_url = fields.String(data_key="issueUrl", required=True)
+    relatado_por = fields.String(
+        data_key="relatadoPor",
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "Who reported it; null when the receipt opened it (fewer units than shipped)"
+        },
+    )
+    created_at = fields.DateTime(data_key="criadoEm", required=True)
+
+
+class ProblemaList(StockSchema):
+    problemas = fields.List(fields.Nested(ProblemaOut), required=True)

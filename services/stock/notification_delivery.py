@@ -141,7 +141,7 @@ def _allowed(user: User, row: Row, states: dict[str, tuple[str, bool, bool]]) ->
         )
     if not wanted:
         return False
-    if row.kind in ("lote_gerado", "estoque_errado"):
+    if row.kind in ("lote_gerado", "estoque_errado", "problema"):
         return user.papel in notifications.PLANNERS
     if row.kind == "resumo_semanal":
         return user.papel in notifications.PLANNERS or (

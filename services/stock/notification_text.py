@@ -20,6 +20,7 @@ TITLES = {
     "receber": "Enviado: receber na loja",
     "atrasada": "Em trânsito há tempo demais",
     "estoque_errado": "Recusada por estoque errado na origem",
+    "problema": "Problema relatado numa transferência que você aprovou",
 }
 
 
@@ -40,7 +41,9 @@ def _line(p: dict) -> str:
 
 
 def _link(kind: str, p: dict) -> str:
-    """The page that acts on it: the batch, or the store's receipts."""
+    """The page that acts on it: the problem's issue, the batch, or the store's receipts."""
+    if "url" in p:
+        return p["url"]
     if kind in ("receber", "atrasada"):
         return _url(f"/lojas/{p['loja_id']}/recebimentos")
     return _url(f"/lotes/{p['lote_id']}")

@@ -68,6 +68,12 @@ def _people(condition) -> list[tuple[uuid.UUID, bool, bool, bool, uuid.UUID | No
     ]
 
 
+def person(user_id: uuid.UUID):
+    """One account as ``queue`` takes it, or None when it is inactive."""
+    found = _people(User.id == user_id)
+    return found[0] if found else None
+
+
 def planners() -> list:
     return _people(User.papel.in_(PLANNERS))
 

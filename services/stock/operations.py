@@ -284,6 +284,13 @@ class Context:
 
 
 def _context(lote: Lote, rules: RegrasRemanejamento, items: list[Item]) -> Context | None:
+    return context_for(lote, rules, [i.origem_id for i in items] + [i.destino_id for i in items])
+
+
+def context_for(lote: Lote, rules: RegrasRemanejamento, store_ids: list[uuid.UUID]) -> Context | None:
+    """Where and as whom the batch's issues are written (None without an operations project)."""
+    if rules.projeto_operacoes_id is None:
+        return None
     actor = db.session.get(User, rules.operacoes_por_id) if rules.operacoes_por_id else None
     project = db.session.get(Project, rules.projeto_operacoes_id)
     if actor is None or project is None:
@@ -298,7 +305,7 @@ def _context(lote: Lote, rules: RegrasRemanejamento, items: list[Item]) -> Conte
     label_id = db.session.scalar(select(Label.id).where(Label.project_id == project.id, Label.name == name))
     if label_id is None:
         label_id = workspaces.create_label(actor, slug, project.id, {"name": name, "color": LABEL_COLOR}).id
-    stores = {i.origem_id for i in items} | {i.destino_id for i in items}
+    stores = set(store_ids)
     managers = {
         loja_id: user_id
         for user_id, loja_id in db.session.execute(

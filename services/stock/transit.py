@@ -40,7 +40,7 @@ from models.stock import Estoque, Loja, Produto
 from models.stock_batches import EM_TRANSITO, AcaoRecomendacao, Recomendacao
 from services.clock import today
 from services.errors import ConflictError, FieldError, ForbiddenError, NotFoundError, ValidationFailed
-from services.stock import operations
+from services.stock import operations, problems
 from services.stock.access import ensure_stock_access
 from services.stock.recommendations import visible_condition
 
@@ -132,6 +132,8 @@ def receber(rid: uuid.UUID, user: User, quantidade_recebida: int) -> Recomendaca
     _mark_received(rec, quantidade_recebida, user.id, user.name, motivo=None)
     db.session.flush()
     operations.request_sync(rec.lote_id)
+    if quantidade_recebida < rec.quantidade:
+        problems.report_short_receipt(rec.id)
     return rec
 
 

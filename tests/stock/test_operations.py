@@ -216,3 +216,53 @@ def test_the_rules_page_offers_the_admins_projects_and_keeps_the_named_one(clien
         client.get(f"{API}/regras", headers=auth_headers(client, ops["admin"])).get_json()["projetoOperacoes"]
         is None
     )
+
+
+def test_a_problem_becomes_an_issue_under_the_destinations_part(client, ops):
+    semana = ops["lote"].semana
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    _decide(client, ops["planner"], ops["cd_moema"], "executar")
+    manager = auth_headers(client, ops["managers"]["Loja Moema"])
+    url = f"{API}/recomendacoes/{ops['cd_moema'].id}/problemas"
+    assert client.post(url, json={"tipo": "outro"}, headers=manager).status_code == 422  # words needed
+    opened = client.post(url, json={"tipo": "avariada", "texto": "Caixa molhada"}, headers=manager)
+    assert opened.status_code == 201, opened.get_json()
+    body = opened.get_json()
+    assert body["issueKey"].startswith("OPS-") and body["relatadoPor"] == ops["managers"]["Loja Moema"].name
+    issues = _issues(client, ops)
+    problem = issues[body["issueTitulo"]]
+    assert problem["title"] == "Problema: mercadoria avariada · Tênis Runner 38 · CD Extrema → Loja Moema"
+    assert problem["parent_id"] == issues[f"Lote {semana} · CD Extrema → Loja Moema · 4 un."]["id"]
+    assert (
+        "> Caixa molhada" in problem["description"]
+        and "4 × Tênis Runner (TR-1) Preto 38" in problem["description"]
+    )
+    # A store manager of another store cannot read this transfer, nor report on it.
+    other = auth_headers(client, ops["managers"]["Loja Santos"])
+    assert client.post(url, json={"tipo": "avariada"}, headers=other).status_code == 404
+    # A receipt short of units opens one by itself.
+    received = client.post(
+        f"{API}/recomendacoes/{ops['cd_moema'].id}/receber", json={"quantidadeRecebida": 2}, headers=manager
+    )
+    assert received.status_code == 200
+    listed = client.get(url, headers=manager).get_json()["problemas"]
+    assert [(p["tipo"], p["relatadoPor"]) for p in listed] == [
+        ("avariada", body["relatadoPor"]),
+        ("faltando", None),
+    ]
+    assert "Recebidas: 2 de 4" in _issues(client, ops)[listed[1]["issueTitulo"]]["description"]
+
+
+def test_without_an_operations_project_a_problem_is_409_and_a_short_receipt_is_only_recorded(client, ctx):
+    data = _setup()
+    db.session.commit()
+    _decide(client, data["planner"], data["cd_moema"], "aprovar")
+    _decide(client, data["planner"], data["cd_moema"], "executar")
+    manager = auth_headers(client, data["managers"]["Loja Moema"])
+    url = f"{API}/recomendacoes/{data['cd_moema'].id}/problemas"
+    refused = client.post(url, json={"tipo": "avariada"}, headers=manager)
+    assert refused.status_code == 409 and "projeto de operação" in refused.get_json()["detail"]
+    received = client.post(
+        f"{API}/recomendacoes/{data['cd_moema'].id}/receber", json={"quantidadeRecebida": 1}, headers=manager
+    )
+    assert received.status_code == 200 and client.get(url, headers=manager).get_json() == {"problemas": []}
