@@ -20,7 +20,7 @@ imports them all: a new kind's module joins ``REGISTERING``.
 from __future__ import annotations
 
 from services import jobs, mail
-from services.stock import digest, import_job, notification_delivery, partitions
+from services.stock import digest, import_job, notification_delivery, operations, partitions
 from services.tracker import notification_mail, webhook_delivery
 
 # The modules that register a kind when imported (``services.jobs`` registers ``call``).
@@ -32,6 +32,7 @@ REGISTERING = (
     webhook_delivery,
     notification_delivery,
     digest,
+    operations,
 )
 
 

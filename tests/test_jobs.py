@@ -393,4 +393,14 @@ def test_the_catalogue_of_kinds_imports_every_module_that_registers_one():
 
     registering = {module.__name__ for module in job_kinds.REGISTERING} | {jobs.__name__}
     assert {kind.run.__module__ for kind in jobs.KINDS.values()} <= registering
-    assert sorted(jobs.KINDS) == ["call", "email", "importacao", "lote", "notificacoes", "webhooks"]
+    assert sorted(jobs.KINDS) == [
+        "avisos_estoque",
+        "call",
+        "email",
+        "importacao",
+        "lote",
+        "notificacoes",
+        "operacoes",
+        "resumo_semanal",
+        "webhooks",
+    ]
