@@ -15,9 +15,11 @@ from blueprints.pages.common import after_change, page_login_required, refused, 
 from blueprints.pages.tracker_common import TrackerPagesBlueprint, issue_form_data, load_project
 from blueprints.pages.tracker_markdown import render_markdown
 from models.tracker import MANAGER_ROLES, RELATION_TYPES
+from schemas.stock.batches import RecebimentoRequest
 from schemas.tracker.issues import IssueWrite
 from schemas.tracker.tenancy import LabelCreate
 from services.errors import DomainError, NotFoundError
+from services.stock import decisions, operations, transit
 from services.tracker import collaboration, custom_fields, issues, organizations, relations, workspaces
 from services.tracker.issues import IssueView
 
@@ -105,6 +107,9 @@ def issue_context(slug: str, project_id: uuid.UUID, issue: IssueView, **extra) -
         "issue_url": url_for("issue_pages.issue", slug=slug, project_id=project_id, key=issue.key),
         "can_manage": page.access.role in MANAGER_ROLES,
         "field_defs": custom_fields.fields_of(page.project, page.access.organization),
+        # An operations issue: its transfers, with the stock actions the viewer's role allows.
+        "ops_transfers": operations.transfers_of_issue(issue.id, current_user),
+        "transfer_error": None,
         "errors": {},
         "saved": None,
         "form": {},
@@ -280,3 +285,27 @@ def create_label(slug: str, project_id: uuid.UUID):
             form={"label": form},
         )
     return _changed(slug, project_id, key, "issue_fields")
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/transferencias/<uuid:rid>/<acao>", methods=["POST"])
+@page_login_required()
+def transfer_action(slug: str, project_id: uuid.UUID, key: str, rid: uuid.UUID, acao: str):
+    """Execute or receive a transfer the operations issue lists: the same service calls, and
+    the same permission checks, as the batch and receipt pages."""
+    issues.get_issue(current_user, slug, project_id, key)  # the issue must be readable
+    try:
+        if acao == "executar":
+            decisions.executar(rid, current_user)
+        elif acao == "receber":
+            body = RecebimentoRequest().load(
+                {"quantidadeRecebida": request.form.get("quantidadeRecebida", "")}
+            )
+            transit.receber(rid, current_user, body["quantidade_recebida"])
+        else:
+            raise NotFoundError("Ação desconhecida")
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return issue_block(
+            slug, project_id, key, "issue_transfers", status=refusal.status, transfer_error=refusal.message
+        )
+    return after_change("issue_pages.issue", slug=slug, project_id=project_id, key=key)

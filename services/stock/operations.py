@@ -412,3 +412,48 @@ def run_reconcile(context: jobs.JobContext) -> dict[str, Any]:
         if not _changed_since(lote_id, started):
             break
     return result
+
+
+# --------------------------------------------------------------------------- the issue page
+
+
+@dataclass(frozen=True)
+class IssueTransfer:
+    """A transfer an issue lists, and what the viewer may do with it from the issue page."""
+
+    item: Item
+    lote_id: uuid.UUID
+    can_execute: bool
+    can_receive: bool
+
+
+def transfers_of_issue(issue_id: uuid.UUID, user: User) -> list[IssueTransfer] | None:
+    """The transfers behind an operations issue, for a viewer with a stock role who may read
+    them (a store manager: those into or out of their store); None for any other issue or
+    viewer. The actions are the batch page's: the services check them again when taken."""
+    if user.papel is None:
+        return None
+    link = db.session.scalar(select(OperacaoIssue).where(OperacaoIssue.issue_id == issue_id))
+    if link is None:
+        return None
+    items = [
+        item
+        for item in _items(link.lote_id)
+        if item.origem_id == link.origem_id
+        and (link.destino_id == link.origem_id or item.destino_id == link.destino_id)
+    ]
+    if user.papel == "gerente_loja":
+        items = [i for i in items if user.loja_id in (i.origem_id, i.destino_id)]
+    executes = user.papel in ("admin", "planejador")
+    return [
+        IssueTransfer(
+            item,
+            link.lote_id,
+            can_execute=executes and item.status == "aprovada" and not item.vetado,
+            can_receive=item.status == "executada"
+            and item.recebida is None
+            and not item.vetado
+            and (user.papel != "gerente_loja" or user.loja_id == item.destino_id),
+        )
+        for item in items
+    ]

@@ -266,3 +266,45 @@ def test_without_an_operations_project_a_problem_is_409_and_a_short_receipt_is_o
         f"{API}/recomendacoes/{data['cd_moema'].id}/receber", json={"quantidadeRecebida": 1}, headers=manager
     )
     assert received.status_code == 200 and client.get(url, headers=manager).get_json() == {"problemas": []}
+
+
+def test_the_issue_page_executes_and_receives_with_the_stock_role_only(client, ops, app):
+    from tests.test_pages_remanejamento import sign_in
+
+    semana = ops["lote"].semana
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    sub = _issues(client, ops)[f"Lote {semana} · CD Extrema → Loja Moema · 4 un."]
+    page_url = f"/tracker/w/{ops['slug']}/p/{ops['project'].id}/issues/{sub['key']}"
+    # The admin (stock admin and organization owner) executes from the issue page.
+    csrf = sign_in(client, ops["admin"])
+    page = client.get(page_url).get_data(as_text=True)
+    assert "Transferências" in page and ">Executar<" in page
+    executed = client.post(
+        f"{page_url}/transferencias/{ops['cd_moema'].id}/executar", data={"csrf_token": csrf}
+    )
+    assert executed.status_code == 303
+    # The destination's manager receives from it; the issue closes.
+    manager_client = app.test_client()
+    csrf = sign_in(manager_client, ops["managers"]["Loja Moema"])
+    page = manager_client.get(page_url).get_data(as_text=True)
+    assert ">Receber<" in page and ">Executar<" not in page
+    received = manager_client.post(
+        f"{page_url}/transferencias/{ops['cd_moema'].id}/receber",
+        data={"csrf_token": csrf, "quantidadeRecebida": "4"},
+    )
+    assert received.status_code == 303
+    assert (
+        _issues(client, ops)[f"Lote {semana} · CD Extrema → Loja Moema · 4 un."]["status"]["category"]
+        == "done"
+    )
+    # A tracker member without a stock role sees the issue, not the stock panel.
+    member, _a, _r = register_verified("Tina Tracker", "tina@giro.test", PASSWORD)
+    invitation = organizations.invite(
+        ops["admin"], ops["project"].organization_id, "tina@giro.test", "member"
+    )
+    organizations.accept_invitation(member, invitation.id)
+    db.session.commit()
+    outsider_client = app.test_client()
+    outsider_client.post("/login", data={"email": "tina@giro.test", "senha": PASSWORD})
+    page = outsider_client.get(page_url)
+    assert page.status_code == 200 and "Transferências" not in page.get_data(as_text=True)
