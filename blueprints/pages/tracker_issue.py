@@ -287,6 +287,21 @@ def create_label(slug: str, project_id: uuid.UUID):
     return _changed(slug, project_id, key, "issue_fields")
 
 
+@blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/transferencias/receber-todas", methods=["POST"])
+@page_login_required()
+def receive_all(slug: str, project_id: uuid.UUID, key: str):
+    """Receive, as shipped, every transfer of the issue the viewer may receive."""
+    found = issues.get_issue(current_user, slug, project_id, key)
+    try:
+        transit.receber_todas(found.id, current_user)
+    except DomainError as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return issue_block(
+            slug, project_id, key, "issue_transfers", status=refusal.status, transfer_error=refusal.message
+        )
+    return after_change("issue_pages.issue", slug=slug, project_id=project_id, key=key)
+
+
 @blp.route("/w/<slug>/p/<uuid:project_id>/issues/<key>/transferencias/<uuid:rid>/<acao>", methods=["POST"])
 @page_login_required()
 def transfer_action(slug: str, project_id: uuid.UUID, key: str, rid: uuid.UUID, acao: str):

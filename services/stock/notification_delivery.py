@@ -33,7 +33,7 @@ from models.stock_batches import Recomendacao
 from models.stock_notifications import PushSubscription, StockNotification
 from services import jobs, push
 from services.mail import send_mail
-from services.stock import notifications
+from services.stock import notifications, transit
 from services.stock.notification_text import email_message, push_message
 from services.transactions import writes
 
@@ -248,12 +248,37 @@ def _deliver(
     db.session.commit()
 
 
+def late_transits(limit_days: int, now: datetime | None = None) -> int:
+    """Transfers in transit past the limit, each told once to the planner who approved it and
+    the destination's manager. Returns how many transfers are late."""
+    late = transit.late_transfers(limit_days, now or utcnow())
+    if not late:
+        return 0
+    transfers = {t["id"]: t for t in notifications.transfers([row.id for row in late])}
+    approvers = {row.id: row.aprovada_por_id for row in late}
+    stores = notifications.managers_of(uuid.UUID(t["destino_id"]) for t in transfers.values())
+    by_id = {
+        person[0]: person
+        for person in notifications.people(User.id.in_([a for a in approvers.values() if a]))
+    }
+    entries = []
+    for rid, t in transfers.items():
+        payload = {**t, "loja_id": t["destino_id"], "dias": limit_days}
+        people = list(stores.get(uuid.UUID(t["destino_id"]), []))
+        approver = by_id.get(approvers.get(uuid.UUID(rid)))
+        if approver is not None and approver not in people:
+            people.append(approver)
+        entries += [(p, "atrasada", f"atrasada:{rid}", payload) for p in people]
+    notifications.queue(entries)
+    return len(late)
+
+
 @writes
 def send_pending(now: datetime | None = None) -> RunReport:
     """One run: queue late transfers, claim what is due, then one message per person and channel."""
     now = now or utcnow()
     report = RunReport()
-    report.late = notifications.late_transits(int(current_app.config["TRANSIT_ALERT_DAYS"]), now)
+    report.late = late_transits(int(current_app.config["TRANSIT_ALERT_DAYS"]), now)
     db.session.commit()
     now = max(now, utcnow())  # what was just queued is due in this run
     ids = claim(now)

@@ -24,7 +24,6 @@ import base64
 import binascii
 import uuid
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
 from flask import current_app
@@ -55,7 +54,7 @@ def push_available() -> bool:
 # --------------------------------------------------------------------------- queueing
 
 
-def _people(condition) -> list[tuple[uuid.UUID, bool, bool, bool, uuid.UUID | None]]:
+def people(condition) -> list[tuple[uuid.UUID, bool, bool, bool, uuid.UUID | None]]:
     """(id, e-mail on, push on with a browser, summary on, store) of the active accounts matching."""
     has_browser = exists().where(PushSubscription.user_id == User.id)
     return [
@@ -70,12 +69,12 @@ def _people(condition) -> list[tuple[uuid.UUID, bool, bool, bool, uuid.UUID | No
 
 def person(user_id: uuid.UUID):
     """One account as ``queue`` takes it, or None when it is inactive."""
-    found = _people(User.id == user_id)
+    found = people(User.id == user_id)
     return found[0] if found else None
 
 
 def planners() -> list:
-    return _people(User.papel.in_(PLANNERS))
+    return people(User.papel.in_(PLANNERS))
 
 
 def managers_of(loja_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, list]:
@@ -83,7 +82,7 @@ def managers_of(loja_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, list]:
     ids = list(set(loja_ids))
     if not ids:
         return found
-    for person in _people((User.papel == "gerente_loja") & User.loja_id.in_(ids)):
+    for person in people((User.papel == "gerente_loja") & User.loja_id.in_(ids)):
         found.setdefault(person[4], []).append(person)
     return found
 
@@ -148,7 +147,7 @@ def lote_gerado(lote: Lote) -> None:
     queue([(person, "lote_gerado", key, payload) for person in planners()])
 
 
-def _transfers(ids: list[uuid.UUID]) -> list[dict]:
+def transfers(ids: list[uuid.UUID]) -> list[dict]:
     Origem, Destino = db.aliased(Loja), db.aliased(Loja)
     rows = db.session.execute(
         select(
@@ -197,17 +196,17 @@ def decisions(acao: str, ids: list[uuid.UUID], motivo_recusa: str | None = None)
         return
     entries = []
     for start in range(0, len(ids), 500):
-        transfers = _transfers(ids[start : start + 500])
+        chunk = transfers(ids[start : start + 500])
         if acao == "recusar":
-            people = planners()
+            planner_list = planners()
             entries += [
-                (p, "estoque_errado", f"estoque_errado:{t['id']}", t) for t in transfers for p in people
+                (p, "estoque_errado", f"estoque_errado:{t['id']}", t) for t in chunk for p in planner_list
             ]
             continue
         stores = managers_of(
-            [uuid.UUID(t["origem_id"]) for t in transfers] + [uuid.UUID(t["destino_id"]) for t in transfers]
+            [uuid.UUID(t["origem_id"]) for t in chunk] + [uuid.UUID(t["destino_id"]) for t in chunk]
         )
-        for t in transfers:
+        for t in chunk:
             for kind in DECISION_KINDS[acao]:
                 loja = t["origem_id"] if kind == "separar" else t["destino_id"]
                 entries += [
@@ -215,30 +214,6 @@ def decisions(acao: str, ids: list[uuid.UUID], motivo_recusa: str | None = None)
                     for p in stores.get(uuid.UUID(loja), [])
                 ]
     queue(entries)
-
-
-def late_transits(limit_days: int, now: datetime | None = None) -> int:
-    """Transfers in transit past the limit, each told once to the planner who approved it and
-    the destination's manager. Returns how many transfers are late."""
-    from services.stock import transit
-
-    late = transit.late_transfers(limit_days, now or utcnow())
-    if not late:
-        return 0
-    transfers = {t["id"]: t for t in _transfers([row.id for row in late])}
-    approvers = {row.id: row.aprovada_por_id for row in late}
-    stores = managers_of(uuid.UUID(t["destino_id"]) for t in transfers.values())
-    by_id = {person[0]: person for person in _people(User.id.in_([a for a in approvers.values() if a]))}
-    entries = []
-    for rid, t in transfers.items():
-        payload = {**t, "loja_id": t["destino_id"], "dias": limit_days}
-        people = list(stores.get(uuid.UUID(t["destino_id"]), []))
-        approver = by_id.get(approvers.get(uuid.UUID(rid)))
-        if approver is not None and approver not in people:
-            people.append(approver)
-        entries += [(p, "atrasada", f"atrasada:{rid}", payload) for p in people]
-    queue(entries)
-    return len(late)
 
 
 # --------------------------------------------------------------------------- unsubscribing

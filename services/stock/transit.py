@@ -368,3 +368,14 @@ def late_transfers(limit_days: int, now: datetime) -> list[Atrasada]:
         if (ref - desde).days > limit_days:
             late.append(Atrasada(rid, aprovada_por))
     return late
+
+
+def receber_todas(issue_id: uuid.UUID, user: User) -> int:
+    """Receive in full every transfer of an operations issue ``user`` may receive (its page's
+    "receive all"); returns how many."""
+    received = 0
+    for transfer in operations.transfers_of_issue(issue_id, user) or []:
+        if transfer.can_receive:
+            receber(transfer.item.id, user, transfer.item.quantidade)
+            received += 1
+    return received
