@@ -16,7 +16,7 @@ from blueprints.stock.cli_batches import describe_generation
 from extensions import db
 from services.clock import today
 from services.stock import demo as demo_service
-from services.stock import demo_history, generation, importer, imports
+from services.stock import demo_history, demo_operations, generation, importer, imports
 from services.tracker import demo as tracker_demo
 
 import_cli = Blueprint("import_data", __name__, cli_group="import")
@@ -156,6 +156,7 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
         # The network ends with this week's batch, so the first screen has work on it.
         first_batch = generation.generate(today())
         tracker = tracker_demo.load(demo_service.demo_people(), demo_service.DEMO_EMAIL_DOMAIN, seed=seed)
+        ops = demo_operations.wire(people, tracker.workspace_slug, today()) if tracker is not None else None
         db.session.commit()
     except BaseException:
         db.session.rollback()
@@ -165,6 +166,8 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
     click.echo(describe_generation(first_batch))
     if tracker is not None:
         click.echo(tracker.describe())
+    if ops is not None:
+        click.echo(ops.describe())
 
 
 def _load_tracker_demo():

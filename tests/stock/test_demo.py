@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from datetime import timedelta
 
@@ -264,3 +265,18 @@ def test_the_demo_has_a_past_every_screen_can_show(app, runner, client):
         f"/api/v1/lojas/{loja_id}/em-transito", headers=bearer(manager["accessToken"])
     ).get_json()
     assert transito["itens"]
+    # The operations project holds the past weeks' work, part of it done, and one problem.
+    assert re.search(r"Operations project OPS: \d+ issues .*, 1 problem open", output)
+    regras = client.get("/api/v1/remanejamento/regras", headers=headers).get_json()
+    assert regras["projetoOperacoes"] is not None
+    with app.app_context():
+        from models.stock_operations import OperacaoIssue, ProblemaTransferencia
+        from models.tracker import Issue, Status
+
+        categories = db.session.scalars(
+            select(Status.category)
+            .join(Issue, Issue.status_id == Status.id)
+            .join(OperacaoIssue, OperacaoIssue.issue_id == Issue.id)
+        ).all()
+        assert {"done", "in_progress"} <= set(categories)
+        assert db.session.scalar(select(func.count()).select_from(ProblemaTransferencia)) == 1
