@@ -5,14 +5,15 @@ from __future__ import annotations
 import uuid
 
 from flask import Blueprint, abort, request
+from flask_babel import lazy_gettext as _l
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
 from blueprints.pages.common import after_change, page_login_required, refused, render_page
 from blueprints.pages.messages import domain_message
-from schemas.stock.batches import RecebimentoRequest
+from schemas.stock.batches import ProblemaRequest, RecebimentoRequest
 from services.errors import DomainError
-from services.stock import catalogue, transit
+from services.stock import catalogue, operations, problems, transit
 
 blp = Blueprint("catalogue", __name__)
 
@@ -69,10 +70,27 @@ def receipts(loja_id: str):
     return _receipts_page(_uuid_or_404(loja_id))
 
 
-def _receipts_page(loja_id: uuid.UUID, *, status: int = 200, errors: dict | None = None, failed=None):
+PROBLEM_TYPES = (
+    ("avariada", _l("Mercadoria avariada")),
+    ("faltando", _l("Faltaram unidades")),
+    ("tamanho_errado", _l("Tamanho errado")),
+    ("outro", _l("Outro")),
+)
+
+
+def _receipts_page(
+    loja_id: uuid.UUID, *, status: int = 200, errors: dict | None = None, failed=None, reported=None
+):
     lista = transit.em_transito(loja_id, current_user)
     return render_page(
-        "catalogue/receipts.html", status=status, lista=lista, errors=errors or {}, failed=failed
+        "catalogue/receipts.html",
+        status=status,
+        lista=lista,
+        errors=errors or {},
+        failed=failed,
+        reported=reported,
+        ops_on=operations.is_on(),
+        problem_types=PROBLEM_TYPES,
     )
 
 
@@ -88,3 +106,23 @@ def receive(loja_id: str, rid: str):
         message = refusal.errors.get("quantidadeRecebida") or refusal.message
         return _receipts_page(store_id, status=refusal.status, errors={str(rec_id): message}, failed=rec_id)
     return after_change("catalogue.receipts", loja_id=store_id)
+
+
+@blp.route("/lojas/<loja_id>/recebimentos/<rid>/problema", methods=["POST"])
+@page_login_required(stock=True)
+def report_problem(loja_id: str, rid: str):
+    """A problem with a transfer into or out of the store, opened as an issue of the operations
+    project (the same service as the API)."""
+    store_id, rec_id = _uuid_or_404(loja_id), _uuid_or_404(rid)
+    try:
+        body = ProblemaRequest().load(
+            {"tipo": request.form.get("tipo", ""), "texto": request.form.get("texto") or None}
+        )
+        problema = problems.report(rec_id, current_user, body["tipo"], body.get("texto"))
+    except (ValidationError, DomainError) as exc:
+        refusal = refused(exc, inline_not_found=True)
+        return _receipts_page(
+            store_id, status=refusal.status, errors={str(rec_id): refusal.message}, failed=rec_id
+        )
+    reported = {"rid": str(rec_id), "key": problema.issue_key, "url": problema.issue_url}
+    return _receipts_page(store_id, reported=reported)

@@ -110,6 +110,11 @@ def project_choices(user: User, current: uuid.UUID | str | None) -> list[tuple[P
     return choices
 
 
+def is_on() -> bool:
+    rules = db.session.get(RegrasRemanejamento, 1)
+    return rules is not None and rules.projeto_operacoes_id is not None
+
+
 def request_sync(lote_id: uuid.UUID) -> None:
     """Queue the batch's reconciliation when an operations project is named (after the commit)."""
     rules = db.session.get(RegrasRemanejamento, 1)

@@ -308,3 +308,22 @@ def test_the_issue_page_executes_and_receives_with_the_stock_role_only(client, o
     outsider_client.post("/login", data={"email": "tina@giro.test", "senha": PASSWORD})
     page = outsider_client.get(page_url)
     assert page.status_code == 200 and "Transferências" not in page.get_data(as_text=True)
+
+
+def test_the_receipts_page_reports_a_problem_to_the_tracker(client, ops):
+    from tests.test_pages_remanejamento import sign_in
+
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    _decide(client, ops["planner"], ops["cd_moema"], "executar")
+    moema = ops["managers"]["Loja Moema"]
+    csrf = sign_in(client, moema)
+    page = client.get(f"/lojas/{moema.loja_id}/recebimentos").get_data(as_text=True)
+    assert "Relatar problema" in page
+    url = f"/lojas/{moema.loja_id}/recebimentos/{ops['cd_moema'].id}/problema"
+    missing_words = client.post(url, data={"csrf_token": csrf, "tipo": "outro"})
+    assert missing_words.status_code == 422 and "descreva" in missing_words.get_data(as_text=True)
+    reported = client.post(url, data={"csrf_token": csrf, "tipo": "tamanho_errado", "texto": "Vieram 39"})
+    text = reported.get_data(as_text=True)
+    assert reported.status_code == 200 and "Problema registrado na tarefa OPS-" in text
+    titles = set(_issues(client, ops))
+    assert "Problema: tamanho errado · Tênis Runner 38 · CD Extrema → Loja Moema" in titles
