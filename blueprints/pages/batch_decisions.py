@@ -18,6 +18,7 @@ from flask_babel import gettext as _
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
+from blueprints.pages import catalogue as catalogue_pages
 from blueprints.pages.batches import (
     Names,
     TableState,
@@ -30,9 +31,9 @@ from blueprints.pages.common import page_login_required, refused, render_page, w
 from blueprints.pages.messages import domain_message
 from models.auth import User
 from models.stock_batches import Recomendacao
-from schemas.stock.batches import RecusaRequest, VetoRequest
+from schemas.stock.batches import ProblemaRequest, RecusaRequest, VetoRequest
 from services.errors import DomainError, ValidationFailed
-from services.stock import batches, decisions, recommendations
+from services.stock import batches, decisions, problems, recommendations
 
 blp = Blueprint("decision_pages", __name__)
 
@@ -340,3 +341,33 @@ def bulk(lid: str):
         )
     context.update(bulk=result, oob=changed)
     return render_page("batches/lote.html", "rec_table", status=status, **context)
+
+
+@blp.route("/lotes/<lid>/recomendacoes/<rid>/problema", methods=["GET", "POST"])
+@page_login_required(stock=True)
+def problem_page(lid: str, rid: str):
+    """Report a problem with a transfer (it opens an issue of the operations project), and the
+    problems already reported on it, each with its issue."""
+    lote_id, rec_id = uuid_or_404(lid), uuid_or_404(rid)
+    rec = recommendations.get_recomendacao(rec_id, current_user, lote_id=lote_id)
+    status, errors, reported = 200, {}, None
+    if request.method == "POST":
+        try:
+            body = ProblemaRequest().load(
+                {"tipo": request.form.get("tipo", ""), "texto": request.form.get("texto") or None}
+            )
+            reported = problems.report(rec_id, current_user, body["tipo"], body.get("texto"))
+        except (ValidationError, DomainError) as exc:
+            refusal = refused(exc, inline_not_found=True)
+            status, errors = refusal.status, refusal.errors
+    return render_page(
+        "batches/problema.html",
+        status=status,
+        rec=rec,
+        lote_id=lote_id,
+        names=Names.load({rec.produto_id}),
+        listed=problems.listed(rec_id, current_user),
+        reported=reported,
+        errors=errors,
+        problem_types=catalogue_pages.PROBLEM_TYPES,
+    )

@@ -15,9 +15,16 @@ from blueprints.pages.common import page_csrf_token
 from blueprints.pages.messages import PAPEL_TEXT, papel_name, plan_name, status_name
 from blueprints.pages.tracker_markdown import render_markdown
 from services import auth as auth_service
-from services.stock import decisions
+from services.stock import decisions, operations
 from services.tracker import notifications
 from services.tracker.workspaces import DEFAULT_STATUSES
+
+
+def operations_on() -> bool:
+    """Whether an operations project is named (read once per request: a batch page asks per row)."""
+    if "operations_on" not in g:
+        g.operations_on = operations.is_on()
+    return g.operations_on
 
 
 def register_template_globals(app: Flask) -> None:
@@ -27,6 +34,7 @@ def register_template_globals(app: Flask) -> None:
     app.add_template_global(auth_service.is_superadmin, "is_superadmin")
     app.add_template_global(decisions.available_actions, "row_actions")
     app.add_template_global(decisions.may, "may_decide")
+    app.add_template_global(operations_on)
     app.add_template_global(rm_text)
     app.add_template_filter(rm_num)
     app.add_template_filter(rm_int)
@@ -81,6 +89,7 @@ def rm_text() -> dict:
                 "vetada": _("Vetada"),
             },
             "prio": {"alta": _("Alta"), "media": _("Média"), "baixa": _("Baixa")},
+            "problema": _("Relatar problema"),
             "acao": {
                 "aprovar": _("Aprovar"),
                 "recusar": _("Recusar"),

@@ -327,3 +327,18 @@ def test_the_receipts_page_reports_a_problem_to_the_tracker(client, ops):
     assert reported.status_code == 200 and "Problema registrado na tarefa OPS-" in text
     titles = set(_issues(client, ops))
     assert "Problema: tamanho errado · Tênis Runner 38 · CD Extrema → Loja Moema" in titles
+
+
+def test_the_batch_page_offers_a_problem_report_and_lists_the_reported_ones(client, ops):
+    from tests.test_pages_remanejamento import sign_in
+
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    csrf = sign_in(client, ops["planner"])
+    batch = client.get(f"/lotes/{ops['lote'].id}").get_data(as_text=True)
+    url = f"/lotes/{ops['lote'].id}/recomendacoes/{ops['cd_moema'].id}/problema"
+    assert url in batch  # an approved transfer offers it; a pending one does not
+    assert f"{ops['cd_santos'].id}/problema" not in batch
+    sent = client.post(url, data={"csrf_token": csrf, "tipo": "faltando", "texto": "Chegaram 3"})
+    text = sent.get_data(as_text=True)
+    assert sent.status_code == 200 and "Problema registrado na tarefa OPS-" in text
+    assert "Problema: unidades faltando · Tênis Runner 38" in client.get(url).get_data(as_text=True)
