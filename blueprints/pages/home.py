@@ -28,6 +28,7 @@ from services.stock import (
     catalogue,
     learning,
     metrics,
+    operations,
     outcome,
     painel,
     recommendations,
@@ -166,6 +167,8 @@ def dashboard_context(user: User) -> dict:
         "aprendizado_grupos": grupos,
         "aprendizado_chart": aprendizado_chart if top else None,
         "resultado": resultado,
+        # Each batch's issues in the tracker's operations project, for its members.
+        "batch_issues": operations.batch_issue_links(user, [(g.lote_id, g.chave) for g in resultado.grupos]),
         "resultado_chart": resultado_chart if recentes else None,
         "lote": lote,
         "totais": totais,

@@ -462,3 +462,28 @@ def transfers_of_issue(issue_id: uuid.UUID, user: User) -> list[IssueTransfer] |
         )
         for item in items
     ]
+
+
+def batch_issue_links(user: User, lotes: list[tuple[uuid.UUID, str]]) -> dict[uuid.UUID, str]:
+    """For the dashboard: each batch's issues in the operations project (the list filtered by
+    its label), for a viewer who is a member of the project's organization."""
+    rules = db.session.get(RegrasRemanejamento, 1)
+    if rules is None or rules.projeto_operacoes_id is None or not lotes:
+        return {}
+    project = db.session.get(Project, rules.projeto_operacoes_id)
+    if project is None or db.session.get(Membership, (project.organization_id, user.id)) is None:
+        return {}
+    slug = db.session.scalar(select(Workspace.slug).where(Workspace.id == project.workspace_id))
+    labels = dict(
+        db.session.execute(
+            select(Label.name, Label.id).where(
+                Label.project_id == project.id, Label.name.in_([f"Lote {semana}" for _id, semana in lotes])
+            )
+        ).all()
+    )
+    prefix = current_app.config["TRACKER_PREFIX"]
+    return {
+        lote_id: f"{prefix}/w/{slug}/p/{project.id}/issues?label_id={labels[f'Lote {semana}']}"
+        for lote_id, semana in lotes
+        if f"Lote {semana}" in labels
+    }

@@ -280,3 +280,14 @@ def test_the_demo_has_a_past_every_screen_can_show(app, runner, client):
         ).all()
         assert {"done", "in_progress"} <= set(categories)
         assert db.session.scalar(select(func.count()).select_from(ProblemaTransferencia)) == 1
+
+
+def test_the_demo_dashboard_links_each_batch_to_its_issues(app, runner, client):
+    load(runner, "--stores", "6", "--products", "12")
+    signed = client.post("/login", data={"email": "admin@demo.giro.com.br", "senha": DEMO_PASSWORD})
+    assert signed.status_code == 302
+    home = client.get("/").get_data(as_text=True)
+    links = re.findall(r'href="(/tracker/w/[^"]+/issues\?label_id=[^"]+)"', home)
+    assert links, "no batch links to its issues"
+    listing = client.get(links[0].replace("&amp;", "&"))
+    assert listing.status_code == 200 and "Lote 20" in listing.get_data(as_text=True)
