@@ -27,7 +27,7 @@ from models.stock import Loja, Produto
 from models.stock_batches import PRIORIDADES, STATUS_RECOMENDACAO, TIPOS_ORIGEM
 from schemas.stock.batches import STATUS_HISTORICO, HistoricoQuery, RecomendacoesQuery
 from services.errors import DomainError
-from services.stock import batches, catalogue, grade, metrics, recommendations, separacao
+from services.stock import batches, catalogue, grade, metrics, problems, recommendations, separacao
 
 blp = Blueprint("batch_pages", __name__)
 
@@ -313,6 +313,7 @@ def historico():
         "batches/historico.html",
         "history_rows",
         items=items,
+        problem_links=problems.links_for([item.id for item in items]),
         filtro=query.get("status") or "",
         statuses=STATUS_HISTORICO,
         error=error,

@@ -192,3 +192,22 @@ def report_short_receipt(rid: uuid.UUID) -> None:
     # Without an operations project the difference stays in the transfer's history only.
     with contextlib.suppress(ConflictError):
         report(rid, None, "faltando", None)
+
+
+def links_for(rec_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[tuple[str, str]]]:
+    """The issues (key, URL) of the problems reported on these transfers, in one query (the
+    history page lists them under each transfer)."""
+    found: dict[uuid.UUID, list[tuple[str, str]]] = {}
+    if not rec_ids:
+        return found
+    rows = db.session.execute(
+        select(ProblemaTransferencia.recomendacao_id, Issue, Workspace.slug)
+        .join(Issue, Issue.id == ProblemaTransferencia.issue_id)
+        .join(Project, Project.id == Issue.project_id)
+        .join(Workspace, Workspace.id == Project.workspace_id)
+        .where(ProblemaTransferencia.recomendacao_id.in_(rec_ids))
+        .order_by(ProblemaTransferencia.created_at)
+    )
+    for rec_id, issue, slug in rows:
+        found.setdefault(rec_id, []).append((issue.key, _url(slug, issue.project_id, issue.key)))
+    return found

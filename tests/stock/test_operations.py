@@ -342,3 +342,17 @@ def test_the_batch_page_offers_a_problem_report_and_lists_the_reported_ones(clie
     text = sent.get_data(as_text=True)
     assert sent.status_code == 200 and "Problema registrado na tarefa OPS-" in text
     assert "Problema: unidades faltando · Tênis Runner 38" in client.get(url).get_data(as_text=True)
+
+
+def test_the_history_lists_each_transfers_problems(client, ops):
+    from tests.test_pages_remanejamento import sign_in
+
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    opened = client.post(
+        f"{API}/recomendacoes/{ops['cd_moema'].id}/problemas",
+        json={"tipo": "avariada"},
+        headers=auth_headers(client, ops["planner"]),
+    ).get_json()
+    sign_in(client, ops["planner"])
+    history = client.get("/historico").get_data(as_text=True)
+    assert f">{opened['issueKey']}</a>" in history and opened["issueUrl"] in history
