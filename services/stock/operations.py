@@ -40,7 +40,7 @@ from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
 from models.stock_operations import OperacaoIssue
 from models.tracker import Issue, Label, Membership, Organization, Project, Status, Workspace
 from services import jobs
-from services.errors import DomainError, FieldError, ValidationFailed
+from services.errors import DomainError, FieldError, PlanLimitError, ValidationFailed
 from services.tracker import issues as tracker_issues
 from services.tracker import workspaces
 from services.tracker.access import MANAGE, organization_access
@@ -384,7 +384,14 @@ def reconcile(lote_id: uuid.UUID) -> dict[str, int]:
     changed = total = 0
     parents: dict[uuid.UUID, uuid.UUID] = {}
     for target in _targets(lote, items):
-        issue_id, did = _apply(ctx, lote, target, parents.get(target.origem_id))
+        if target.destino_id is not None and target.origem_id not in parents:
+            continue  # its origin's issue could not be made (the plan's limit)
+        try:
+            with db.session.begin_nested():
+                issue_id, did = _apply(ctx, lote, target, parents.get(target.origem_id))
+        except PlanLimitError:
+            # The organization's plan holds no more issues: what fits is kept, and said.
+            return {"issues": total, "alteradas": changed, "limite_do_plano": True}
         if target.destino_id is None:
             parents[target.origem_id] = issue_id
         total += 1

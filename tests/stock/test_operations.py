@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from sqlalchemy import select
 
 from extensions import db
 from services.tracker import organizations, workspaces
@@ -356,3 +357,31 @@ def test_the_history_lists_each_transfers_problems(client, ops):
     sign_in(client, ops["planner"])
     history = client.get("/historico").get_data(as_text=True)
     assert f">{opened['issueKey']}</a>" in history and opened["issueUrl"] in history
+
+
+def test_a_plan_that_holds_no_more_issues_keeps_what_fits_and_says_so(client, ops):
+    from models.jobs import Job
+    from tests.tracker.support import superadmin
+
+    root = superadmin(client)
+    plan = {
+        "id": "tiny",
+        "name": "Tiny",
+        "price_brl": 0,
+        "limits": {"members": 10, "projects": 5, "issues": 2, "storage_bytes": 10**7},
+    }
+    assert client.post(f"{TRACKER}/admin/plans", json=plan, headers=root.headers).status_code == 201
+    org = str(ops["project"].organization_id)
+    assert (
+        client.patch(
+            f"{TRACKER}/admin/organizations/{org}", json={"plan": "tiny"}, headers=root.headers
+        ).status_code
+        == 200
+    )
+    _decide(client, ops["planner"], ops["cd_moema"], "aprovar")
+    _decide(client, ops["planner"], ops["cd_santos"], "aprovar")
+    assert len(_issues(client, ops)) == 2  # CD Extrema's issue and its first part
+    job = db.session.scalars(
+        select(Job).where(Job.kind == "operacoes").order_by(Job.created_at.desc())
+    ).first()
+    assert job.state == "done" and job.result["limite_do_plano"] is True
