@@ -457,12 +457,14 @@ def transfers_of_issue(issue_id: uuid.UUID, user: User) -> list[IssueTransfer] |
     if user.papel == "gerente_loja":
         items = [i for i in items if user.loja_id in (i.origem_id, i.destino_id)]
     executes = user.papel in ("admin", "planejador")
+    receives = user.papel in ("admin", "planejador", "gerente_loja")
     return [
         IssueTransfer(
             item,
             link.lote_id,
             can_execute=executes and item.status == "aprovada" and not item.vetado,
-            can_receive=item.status == "executada"
+            can_receive=receives
+            and item.status == "executada"
             and item.recebida is None
             and not item.vetado
             and (user.papel != "gerente_loja" or user.loja_id == item.destino_id),
