@@ -24,14 +24,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import delete, select
 
 from extensions import db
 from models.auth import User
 from models.base import utcnow
 from models.stock_batches import Recomendacao
 from models.stock_notifications import PushSubscription, StockNotification
-from services import jobs, push
+from services import jobs, outbox, push
 from services.mail import send_mail
 from services.stock import notifications, transit
 from services.stock.notification_text import email_message, push_message
@@ -98,31 +98,14 @@ class RunReport:
     errors: list[str] = field(default_factory=list)
 
 
-def _due(now: datetime):
-    row = StockNotification
-    return and_(
-        row.state.in_(("pending", "sending")),
-        or_(
-            and_(row.state == "pending", row.next_attempt_at <= now),
-            and_(row.state == "sending", row.claimed_at < now - LEASE),
-        ),
-    )
-
-
-def claim(now: datetime) -> list[uuid.UUID]:
-    if db.session.get_bind().dialect.name == "postgresql":
-        db.session.execute(select(func.pg_advisory_xact_lock(CLAIM_LOCK_KEY)))
-    claimed = list(
-        db.session.scalars(
-            update(StockNotification)
-            .where(_due(now))
-            .values(state="sending", claimed_at=now)
-            .returning(StockNotification.id)
-            .execution_options(synchronize_session=False)
-        )
-    )
-    db.session.commit()
-    return claimed
+OUTBOX = outbox.Outbox(
+    StockNotification,
+    StockNotification.id,
+    lock_key=CLAIM_LOCK_KEY,
+    lease=LEASE,
+    retry_after=RETRY_AFTER,
+    max_attempts=MAX_ATTEMPTS,
+)
 
 
 def _allowed(user: User, row: Row, states: dict[str, tuple[str, bool, bool]]) -> bool:
@@ -153,30 +136,10 @@ def _allowed(user: User, row: Row, states: dict[str, tuple[str, bool, bool]]) ->
     return row.kind == "atrasada" and user.papel in notifications.PLANNERS
 
 
-def _mark(ids: list[uuid.UUID], now: datetime, **values) -> None:
-    if ids:
-        db.session.execute(
-            update(StockNotification)
-            .where(
-                StockNotification.id.in_(ids),
-                StockNotification.state == "sending",
-                StockNotification.claimed_at == now,
-            )
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
-
-
 def _retry_or_fail(rows: list[Row], now: datetime, error: str, report: RunReport) -> None:
-    attempts = max(row.attempts for row in rows) + 1
-    common = {"attempts": attempts, "last_error": error[:500], "claimed_at": None}
-    ids = [row.id for row in rows]
-    if attempts >= MAX_ATTEMPTS:
-        _mark(ids, now, state="failed", **common)
-        report.failed += len(ids)
-    else:
-        _mark(ids, now, state="pending", next_attempt_at=now + RETRY_AFTER * 2 ** (attempts - 1), **common)
-        report.retried += len(ids)
+    retried, failed = OUTBOX.retry_or_fail(((row.id, row.attempts) for row in rows), now, error)
+    report.retried += retried
+    report.failed += failed
     report.errors.append(error)
 
 
@@ -222,7 +185,7 @@ def _deliver(
 ) -> None:
     to_send = [row for row in rows if user is not None and _allowed(user, row, states)]
     skipped = [row.id for row in rows if row not in to_send]
-    _mark(skipped, now, state="skipped", claimed_at=None)
+    OUTBOX.mark(skipped, now, state="skipped", claimed_at=None)
     report.skipped += len(skipped)
     db.session.commit()  # nothing held (on SQLite, no write lock) while a message goes out
     if not to_send:
@@ -236,7 +199,7 @@ def _deliver(
         log.warning("stock notification (%s) to %s failed: %s", channel, user.id, exc)
         _retry_or_fail(to_send, now, f"{type(exc).__name__}: {exc}", report)
     else:
-        _mark(
+        OUTBOX.mark(
             [row.id for row in to_send],
             now,
             state="sent",
@@ -281,7 +244,7 @@ def send_pending(now: datetime | None = None) -> RunReport:
     report.late = late_transits(int(current_app.config["TRANSIT_ALERT_DAYS"]), now)
     db.session.commit()
     now = max(now, utcnow())  # what was just queued is due in this run
-    ids = claim(now)
+    ids = OUTBOX.claim(now)
     if not ids:
         return report
     rows = [

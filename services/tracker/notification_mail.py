@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -40,7 +40,7 @@ from models.base import utcnow
 from models.jobs import Job
 from models.tracker import Issue, Project, Workspace
 from models.tracker_collab import Notification, NotificationEmail
-from services import jobs
+from services import jobs, outbox
 from services.mail import send_mail
 from services.transactions import writes
 
@@ -93,45 +93,24 @@ class _Person:
     wanted: bool
 
 
-def _due(now: datetime):
-    row = NotificationEmail
-    return and_(
-        # Spelled as the partial index's condition, so the index serves the scan.
-        row.state.in_(("pending", "sending")),
-        or_(
-            and_(row.state == "pending", row.next_attempt_at <= now),
-            and_(row.state == "sending", row.claimed_at < now - LEASE),
-        ),
-    )
-
-
 def _chunks(ids: list[uuid.UUID]) -> list[list[uuid.UUID]]:
     return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
 
 
-# PostgreSQL advisory lock held by a run while it claims ("giro-ntf").
-CLAIM_LOCK_KEY = int.from_bytes(b"giro-ntf", "big")
+# Runs claim one after the other ("giro-ntf").
+OUTBOX = outbox.Outbox(
+    NotificationEmail,
+    NotificationEmail.notification_id,
+    lock_key=int.from_bytes(b"giro-ntf", "big"),
+    lease=LEASE,
+    retry_after=RETRY_AFTER,
+    max_attempts=MAX_ATTEMPTS,
+)
 
 
 def claim(now: datetime) -> list[uuid.UUID]:
-    """Take every due outbox row for this run and commit the claim.
-
-    Runs claim one after the other: rows locked as a scan meets them would let two runs
-    at once share out one person's notifications, and that person would get two e-mails.
-    On SQLite the one statement is already alone (one writer at a time)."""
-    if db.session.get_bind().dialect.name == "postgresql":
-        db.session.execute(select(func.pg_advisory_xact_lock(CLAIM_LOCK_KEY)))
-    claimed = list(
-        db.session.scalars(
-            update(NotificationEmail)
-            .where(_due(now))
-            .values(state="sending", claimed_at=now)
-            .returning(NotificationEmail.notification_id)
-            .execution_options(synchronize_session=False)
-        )
-    )
-    db.session.commit()
-    return claimed
+    """Take every due outbox row for this run and commit the claim (``services.outbox``)."""
+    return OUTBOX.claim(now)
 
 
 def _issue_link(slug: str, project_id: uuid.UUID, key: str) -> str:
@@ -220,34 +199,13 @@ def _message(person: _Person, items: list[_Item]) -> tuple[str, str]:
 
 
 def _mark(items: list[_Item], now: datetime, **values) -> None:
-    """Record an outcome on rows this run still holds (a claim taken over after the lease is not)."""
-    if not items:
-        return
-    db.session.execute(
-        update(NotificationEmail)
-        .where(
-            NotificationEmail.notification_id.in_([item.notification_id for item in items]),
-            NotificationEmail.state == "sending",
-            NotificationEmail.claimed_at == now,
-        )
-        .values(**values)
-        .execution_options(synchronize_session=False)
-    )
+    OUTBOX.mark([item.notification_id for item in items], now, **values)
 
 
 def _retry_or_fail(items: list[_Item], now: datetime, error: str, report: RunReport) -> None:
-    by_attempts: dict[int, list[_Item]] = defaultdict(list)
-    for item in items:
-        by_attempts[item.attempts + 1].append(item)
-    for attempts, group in by_attempts.items():
-        common = {"attempts": attempts, "last_error": error[:500], "claimed_at": None}
-        if attempts >= MAX_ATTEMPTS:
-            _mark(group, now, state="failed", **common)
-            report.failed += len(group)
-        else:
-            retry_at = now + RETRY_AFTER * 2 ** (attempts - 1)
-            _mark(group, now, state="pending", next_attempt_at=retry_at, **common)
-            report.retried += len(group)
+    retried, failed = OUTBOX.retry_or_fail(((i.notification_id, i.attempts) for i in items), now, error)
+    report.retried += retried
+    report.failed += failed
 
 
 def _send_to(person: _Person | None, items: list[_Item], now: datetime, report: RunReport) -> None:
