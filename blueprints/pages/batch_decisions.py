@@ -31,7 +31,7 @@ from blueprints.pages.common import page_login_required, refused, render_page, w
 from blueprints.pages.messages import domain_message
 from models.auth import User
 from models.stock_batches import Recomendacao
-from schemas.stock.batches import ProblemaRequest, RecusaRequest, VetoRequest
+from schemas.stock.batches import RecusaRequest, VetoRequest
 from services.errors import DomainError, ValidationFailed
 from services.stock import batches, decisions, problems, recommendations
 
@@ -353,10 +353,7 @@ def problem_page(lid: str, rid: str):
     status, errors, reported = 200, {}, None
     if request.method == "POST":
         try:
-            body = ProblemaRequest().load(
-                {"tipo": request.form.get("tipo", ""), "texto": request.form.get("texto") or None}
-            )
-            reported = problems.report(rec_id, current_user, body["tipo"], body.get("texto"))
+            reported = catalogue_pages.report_from_form(rec_id)
         except (ValidationError, DomainError) as exc:
             refusal = refused(exc, inline_not_found=True)
             status, errors = refusal.status, refusal.errors

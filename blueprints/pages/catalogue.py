@@ -78,6 +78,14 @@ PROBLEM_TYPES = (
 )
 
 
+def report_from_form(rec_id: uuid.UUID) -> problems.Problema:
+    """A problem posted by a page's form (``tipo``, ``texto``), checked by the API's schema."""
+    body = ProblemaRequest().load(
+        {"tipo": request.form.get("tipo", ""), "texto": request.form.get("texto") or None}
+    )
+    return problems.report(rec_id, current_user, body["tipo"], body.get("texto"))
+
+
 def _receipts_page(
     loja_id: uuid.UUID, *, status: int = 200, errors: dict | None = None, failed=None, reported=None
 ):
@@ -115,10 +123,7 @@ def report_problem(loja_id: str, rid: str):
     project (the same service as the API)."""
     store_id, rec_id = _uuid_or_404(loja_id), _uuid_or_404(rid)
     try:
-        body = ProblemaRequest().load(
-            {"tipo": request.form.get("tipo", ""), "texto": request.form.get("texto") or None}
-        )
-        problema = problems.report(rec_id, current_user, body["tipo"], body.get("texto"))
+        problema = report_from_form(rec_id)
     except (ValidationError, DomainError) as exc:
         refusal = refused(exc, inline_not_found=True)
         return _receipts_page(
