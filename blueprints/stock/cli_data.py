@@ -156,7 +156,9 @@ def load_demo(n_stores: int, n_products: int, seed: int, if_empty: bool, replace
         # The network ends with this week's batch, so the first screen has work on it.
         first_batch = generation.generate(today())
         tracker = tracker_demo.load(demo_service.demo_people(), demo_service.DEMO_EMAIL_DOMAIN, seed=seed)
-        ops = demo_operations.wire(people, tracker.workspace_slug, today()) if tracker is not None else None
+        # The operations project lives in the demo organization (made now, or kept from before).
+        slug = tracker.workspace_slug if tracker is not None else tracker_demo.workspace_slug(people["admin"])
+        ops = demo_operations.wire(people, slug, today()) if slug is not None else None
         db.session.commit()
     except BaseException:
         db.session.rollback()

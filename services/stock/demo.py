@@ -248,8 +248,11 @@ def wipe_stock_data() -> None:
         db.session.execute(model.__table__.delete())
     rules = db.session.get(RegrasRemanejamento, 1)
     if rules is not None:
-        # Blocked store ids would point at stores that no longer exist.
+        # Blocked store ids would point at stores that no longer exist; the operations project
+        # is named again by the demo once its batches are rebuilt.
         rules.lojas_bloqueadas = []
+        rules.projeto_operacoes_id = None
+        rules.operacoes_por_id = None
     db.session.flush()
 
 

@@ -38,6 +38,11 @@ class OperationsDemo:
 def wire(people: dict[str, User], workspace_slug: str, ref: date) -> OperationsDemo:
     """Flushes, never commits."""
     admin, manager = people["admin"], people["gerente"]
+    # A demo rebuilt (--replace): the old project's issues speak of batches that are gone.
+    for existing in workspaces.list_projects(admin, workspace_slug):
+        if existing.key == PROJECT["key"]:
+            workspaces.delete_project(admin, workspace_slug, existing.id)
+            db.session.flush()
     project = workspaces.create_project(admin, workspace_slug, PROJECT)
     operations.configure(get_rules(for_update=True), project.id, admin)
     issues = 0

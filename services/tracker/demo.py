@@ -30,7 +30,7 @@ from sqlalchemy import delete, select
 from extensions import db
 from models.auth import User
 from models.base import utcnow
-from models.tracker import Issue, Membership, Organization, Project
+from models.tracker import Issue, Membership, Organization, Project, Workspace
 from models.tracker_collab import Comment, IssueActivity, Notification, NotificationEmail
 from services.clock import today
 from services.tracker import accounts, comments, issues, relations, workspaces
@@ -79,6 +79,18 @@ def exists(owner: User) -> bool:
         .limit(1)
     )
     return found is not None
+
+
+def workspace_slug(owner: User) -> str | None:
+    """The demo organization's workspace, when the demo owner has it."""
+    return db.session.scalar(
+        select(Workspace.slug)
+        .join(Organization, Organization.id == Workspace.organization_id)
+        .join(Membership, Membership.organization_id == Organization.id)
+        .where(Organization.name == ORGANIZATION, Membership.user_id == owner.id, Membership.role == "owner")
+        .order_by(Workspace.created_at)
+        .limit(1)
+    )
 
 
 def _mention(text: str, domain: str) -> str:
