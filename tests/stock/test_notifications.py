@@ -365,3 +365,34 @@ def test_the_hourly_tick_runs_the_summary_job_from_monday_eight(client, smtp_sin
     assert len(sink.messages) == 4
     digest.digest_tick()  # the scheduler again, the same week: nothing more
     assert len(sink.messages) == 4
+
+
+def test_the_summarys_own_link_stops_the_summary_and_push_off_stops_queued_pushes(
+    client, runner, smtp_sink, push_service
+):
+    sink, _controller = smtp_sink
+    service, public = push_service
+    data = _network()
+    db.session.commit()
+    assert runner.invoke(args=["batches", "send-digest", "--at", "2026-11-30T08:05:00-0300"]).exit_code == 0
+    summary = _by_recipient(sink)["gm@giro.test"][0]
+    path = summary["List-Unsubscribe"].strip("<>").split("//", 1)[1].split("/", 1)[1]
+    assert client.post(f"/{path}", data={"List-Unsubscribe": "One-Click"}).status_code == 200
+    db.session.refresh(data["moema"])
+    assert data["moema"].digest_semanal is False and data["moema"].notif_email is True  # only the summary
+    sink.messages.clear()
+    sink.recipients.clear()
+    assert runner.invoke(args=["batches", "send-digest", "--at", "2026-12-07T08:05:00-0300"]).exit_code == 0
+    assert "gm@giro.test" not in _by_recipient(sink) and "gs@giro.test" in _by_recipient(sink)
+
+    # Push on, a notice queued, then push off before the run: nothing reaches the browser.
+    _push_on(client, data["santos"], service.subscription(application_server_key=public))
+    _decide(client, data["planner"], data["to_santos"], "aprovar")
+    off = client.put(
+        "/api/v1/users/me/preferences",
+        json={"notifEmail": False, "notifPush": False, "digestSemanal": True},
+        headers=auth_headers(client, data["santos"]),
+    )
+    assert off.status_code == 200
+    _send(runner)
+    assert service.received == [] and service.rejected == []
