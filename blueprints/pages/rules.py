@@ -93,6 +93,7 @@ def _regras_context(
         "cadence_saved": cadence_saved,
         "can_edit": current_user.papel == "admin",
         "ops_projects": operations.project_choices(current_user, regras.projeto_operacoes_id),
+        "ops_problem": operations.last_sync_problem() if regras.projeto_operacoes_id else None,
     }
 
 

@@ -35,6 +35,7 @@ from sqlalchemy import exists, func, or_, select
 from extensions import db
 from models.auth import User
 from models.base import utcnow
+from models.jobs import Job
 from models.stock import Loja, Produto, RegrasRemanejamento
 from models.stock_batches import AcaoRecomendacao, Lote, Recomendacao
 from models.stock_operations import OperacaoIssue
@@ -108,6 +109,25 @@ def project_choices(user: User, current: uuid.UUID | str | None) -> list[tuple[P
         if named is not None:
             choices.insert(0, (named[0], named[1]))
     return choices
+
+
+@dataclass(frozen=True)
+class SyncProblem:
+    when: datetime | None
+    error: str
+    limited: bool  # the plan holds no more issues (the pass kept what fit)
+
+
+def last_sync_problem() -> SyncProblem | None:
+    """What the rules page says when the newest reconciliation failed or ran out of issues."""
+    job = db.session.scalar(select(Job).where(Job.kind == KIND).order_by(Job.created_at.desc()).limit(1))
+    if job is None:
+        return None
+    if job.state == "failed":
+        return SyncProblem(job.finished_at, job.error or "", limited=False)
+    if job.state == "done" and (job.result or {}).get("limite_do_plano"):
+        return SyncProblem(job.finished_at, "", limited=True)
+    return None
 
 
 def is_on() -> bool:

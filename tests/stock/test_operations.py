@@ -177,6 +177,12 @@ def test_a_sync_that_dies_half_way_leaves_nothing_and_the_next_completes_it(clie
     # origin's new totals.
     _decide(client, ops["planner"], ops["cd_santos"], "aprovar")
     assert _issues(client, ops) == before
+    from tests.test_pages_remanejamento import sign_in
+
+    sign_in(client, ops["admin"])  # the rules page tells the admin
+    rules_page = client.get("/regras").get_data(as_text=True)
+    assert "A última atualização das tarefas no Tracker falhou" in rules_page
+    assert "Erro interno (RuntimeError)" in rules_page  # no internals: those are in the worker's log
     monkeypatch.setattr(operations.tracker_issues, "create_issue", real)
     _decide(client, ops["planner"], ops["moema_santos"], "aprovar")  # the next change runs it again
     after = _issues(client, ops)
@@ -385,3 +391,8 @@ def test_a_plan_that_holds_no_more_issues_keeps_what_fits_and_says_so(client, op
         select(Job).where(Job.kind == "operacoes").order_by(Job.created_at.desc())
     ).first()
     assert job.state == "done" and job.result["limite_do_plano"] is True
+    # The rules page says so to the admin.
+    from tests.test_pages_remanejamento import sign_in
+
+    sign_in(client, ops["admin"])
+    assert "não comporta mais tarefas" in client.get("/regras").get_data(as_text=True)
