@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
 from flask import current_app
 from itsdangerous import BadSignature, URLSafeSerializer
-from sqlalchemy import case, delete, exists, func, select
+from sqlalchemy import bindparam, case, delete, exists, func, select
+from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User
@@ -54,17 +56,18 @@ def push_available() -> bool:
 # --------------------------------------------------------------------------- queueing
 
 
+@functools.cache
+def _people_statement():
+    # Built once (see ``_transfers_statement``); each caller adds its own condition.
+    has_browser = exists().where(PushSubscription.user_id == User.id)
+    return select(
+        User.id, User.notif_email, User.notif_push & has_browser, User.digest_semanal, User.loja_id
+    ).where(User.banned.is_(False), User.email_verified_at.is_not(None))
+
+
 def people(condition) -> list[tuple[uuid.UUID, bool, bool, bool, uuid.UUID | None]]:
     """(id, e-mail on, push on with a browser, summary on, store) of the active accounts matching."""
-    has_browser = exists().where(PushSubscription.user_id == User.id)
-    return [
-        tuple(row)
-        for row in db.session.execute(
-            select(
-                User.id, User.notif_email, User.notif_push & has_browser, User.digest_semanal, User.loja_id
-            ).where(condition, User.banned.is_(False), User.email_verified_at.is_not(None))
-        )
-    ]
+    return [tuple(row) for row in db.session.execute(_people_statement().where(condition))]
 
 
 def person(user_id: uuid.UUID):
@@ -147,9 +150,12 @@ def lote_gerado(lote: Lote) -> None:
     queue([(person, "lote_gerado", key, payload) for person in planners()])
 
 
-def transfers(ids: list[uuid.UUID]) -> list[dict]:
-    Origem, Destino = db.aliased(Loja), db.aliased(Loja)
-    rows = db.session.execute(
+@functools.cache
+def _transfers_statement():
+    # Built once: composing this five-table select costs more than running it, and a single
+    # decision runs it every time.
+    Origem, Destino = aliased(Loja), aliased(Loja)
+    return (
         select(
             Recomendacao.id,
             Recomendacao.lote_id,
@@ -167,8 +173,12 @@ def transfers(ids: list[uuid.UUID]) -> list[dict]:
         .join(Origem, Origem.id == Recomendacao.origem_id)
         .join(Destino, Destino.id == Recomendacao.destino_id)
         .join(Produto, Produto.id == Recomendacao.produto_id)
-        .where(Recomendacao.id.in_(ids))
+        .where(Recomendacao.id.in_(bindparam("ids", expanding=True)))
     )
+
+
+def transfers(ids: list[uuid.UUID]) -> list[dict]:
+    rows = db.session.execute(_transfers_statement(), {"ids": list(ids)})
     keys = (
         "id",
         "lote_id",
