@@ -386,7 +386,28 @@ def decidir_filtro(
     log row is written per recommendation changed. Nothing is committed here: a failure
     anywhere rolls every row back with the request.
     """
-    transition = TRANSITIONS[acao]
+    motivo, motivo_recusa = _bulk_reasons(acao, motivo, motivo_recusa)
+    return _decide_matching(acao, listed(user, filtro), user, motivo, motivo_recusa)
+
+
+def decidir_selecao(
+    acao: str,
+    lote_id: uuid.UUID,
+    ids: list[uuid.UUID],
+    user: User,
+    motivo: str | None = None,
+    motivo_recusa: str | None = None,
+) -> ResultadoEmLote:
+    """``acao`` on the recommendations ``ids`` of batch ``lote_id``, as ``decidir_filtro``
+    does for a filter: all or nothing, one UPDATE path, the ones not in a state to change
+    counted in ``ignoradas``. For callers that decide many known rows at once (the demo's
+    past weeks); the API's selection answers each id's outcome (``decidir_varias``)."""
+    motivo, motivo_recusa = _bulk_reasons(acao, motivo, motivo_recusa)
+    stmt = scoped(select(Recomendacao).where(Recomendacao.id.in_(ids), Recomendacao.lote_id == lote_id), user)
+    return _decide_matching(acao, stmt, user, motivo, motivo_recusa)
+
+
+def _bulk_reasons(acao: str, motivo: str | None, motivo_recusa: str | None) -> tuple[str | None, str | None]:
     if acao == "vetar":
         motivo = (motivo or "").strip()
         if not motivo:
@@ -403,7 +424,13 @@ def decidir_filtro(
         motivo_recusa, motivo = refusal_reason(motivo_recusa, motivo)
     else:
         motivo = motivo_recusa = None
-    stmt = listed(user, filtro)
+    return motivo, motivo_recusa
+
+
+def _decide_matching(
+    acao: str, stmt, user: User, motivo: str | None, motivo_recusa: str | None
+) -> ResultadoEmLote:
+    transition = TRANSITIONS[acao]
     if stmt is None:
         return ResultadoEmLote(acao, 0)
     if user.papel not in transition.roles:

@@ -89,18 +89,21 @@ def _decide(
     lote_id: uuid.UUID, recs: list[Recomendacao], planner: User, history: History
 ) -> list[Recomendacao]:
     """Every tenth refused (the reasons in turn), the seventh vetoed, the rest approved and
-    executed; returns the executed ones."""
-    executed = []
-    for i, rec in enumerate(recs):
-        if i % 10 == 9:
-            decisions.recusar(rec.id, planner, REFUSALS[(i // 10) % len(REFUSALS)])
-            history.refused += 1
-        elif i == 6:
-            decisions.vetar(lote_id, rec.id, planner, "Loja em inventário nesta semana")
-        else:
-            decisions.aprovar(rec.id, planner)
-            executed.append(decisions.executar(rec.id, planner))
-            history.approved += 1
+    executed; returns the executed ones. Decided a selection at a time, as a planner's
+    bulk actions would be."""
+    refused: dict[str, list[uuid.UUID]] = {}
+    for i in range(9, len(recs), 10):
+        refused.setdefault(REFUSALS[(i // 10) % len(REFUSALS)], []).append(recs[i].id)
+    for motivo, ids in refused.items():
+        history.refused += decisions.decidir_selecao(
+            "recusar", lote_id, ids, planner, motivo_recusa=motivo
+        ).alteradas
+    if len(recs) > 6:
+        decisions.vetar(lote_id, recs[6].id, planner, "Loja em inventário nesta semana")
+    executed = [rec for i, rec in enumerate(recs) if i % 10 != 9 and i != 6]
+    ids = [rec.id for rec in executed]
+    history.approved += decisions.decidir_selecao("aprovar", lote_id, ids, planner).alteradas
+    decisions.decidir_selecao("executar", lote_id, ids, planner)
     return executed
 
 
