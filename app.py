@@ -186,6 +186,8 @@ def _run_limiter_hooks_only_where_limits_apply(app: Flask) -> None:
 
 # Endpoints that take files larger than MAX_CONTENT_LENGTH (IMPORT_MAX_CONTENT_LENGTH).
 LARGE_BODY_ENDPOINTS = frozenset({"stock_admin.upload_import"})
+# Files attached to tracker issues: up to MAX_ATTACHMENT_BYTES and the multipart envelope.
+ATTACHMENT_ENDPOINTS = frozenset({"tracker_attachments.upload_attachment", "attachment_pages.upload"})
 
 
 def _select_locale() -> str:
@@ -329,6 +331,7 @@ def register_request_lifecycle(app: Flask) -> None:
     from werkzeug.exceptions import RequestEntityTooLarge
 
     from blueprints.converters import InvalidPathValue
+    from blueprints.uploads import MULTIPART_SLACK
     from schemas.fields import CONTROL
     from services.errors import FieldError, NotFoundError, ValidationFailed
 
@@ -339,6 +342,8 @@ def register_request_lifecycle(app: Flask) -> None:
         limit = app.config["MAX_CONTENT_LENGTH"]
         if request.endpoint in LARGE_BODY_ENDPOINTS:
             limit = request.max_content_length = app.config["IMPORT_MAX_CONTENT_LENGTH"]
+        elif request.endpoint in ATTACHMENT_ENDPOINTS:
+            limit = request.max_content_length = app.config["MAX_ATTACHMENT_BYTES"] + MULTIPART_SLACK
         if limit is not None and (request.content_length or 0) > limit:
             raise RequestEntityTooLarge(f"Request body larger than {limit} bytes")
 

@@ -135,6 +135,9 @@ class Config:
     JOBS_REDIS_FALLBACK = _bool("JOBS_REDIS_FALLBACK", True)
     JOBS_KEEP_DAYS = int(os.environ.get("JOBS_KEEP_DAYS", "30"))  # finished jobs' records
     JOBS_EAGER = False  # run jobs inline in the caller's thread (the test suite)
+    # Tracker search: a sentence-embedding model in ONNX format (model.onnx + tokenizer.json);
+    # unset, the built-in encoder learns from each organization's issues (services/tracker/embeddings.py).
+    EMBEDDING_MODEL_DIR = os.environ.get("EMBEDDING_MODEL_DIR") or None
     # Tracker webhooks may call loopback addresses (a receiver on the same host); private,
     # link-local, multicast and reserved addresses are always refused.
     WEBHOOKS_ALLOW_LOOPBACK = _bool("WEBHOOKS_ALLOW_LOOPBACK", True)
@@ -179,6 +182,13 @@ class Config:
     MAX_CONTENT_LENGTH = int(os.environ.get("MAX_CONTENT_LENGTH") or 2 * 1024 * 1024)
     # The admin's CSV upload page takes files this large (the CLI has no limit).
     IMPORT_MAX_CONTENT_LENGTH = int(os.environ.get("IMPORT_MAX_CONTENT_LENGTH") or 200 * 1024 * 1024)
+    # Files attached to tracker issues: the largest one, and where they are kept
+    # (``file:///dir`` or ``s3://bucket/prefix``).
+    MAX_ATTACHMENT_BYTES = int(os.environ.get("MAX_ATTACHMENT_BYTES") or 25 * 1024 * 1024)
+    STORAGE_URL = os.environ.get("STORAGE_URL") or (BASE_DIR / "instance" / "attachments").as_uri()
+    # An S3-compatible store other than AWS (MinIO, Ceph...); credentials and region come from
+    # the standard AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION).
+    STORAGE_S3_ENDPOINT_URL = os.environ.get("STORAGE_S3_ENDPOINT_URL") or None
 
     @classmethod
     def check(cls, config: dict) -> None:
@@ -190,6 +200,8 @@ class Config:
                 "GIRO_ENV=production needs SECRET_KEY and JWT_SECRET_KEY set in the environment, "
                 f"each at least {MIN_SECRET_LENGTH} characters (e.g. `openssl rand -hex 32`)"
             )
+        if not str(config.get("STORAGE_URL") or "").startswith(("file:///", "s3://")):
+            raise RuntimeError("STORAGE_URL must be file:///directory or s3://bucket/prefix")
         unknown = set(config["SERVICES"]) - {"stock", "tracker"}
         if unknown:
             raise RuntimeError(f"SERVICES names unknown services: {', '.join(sorted(unknown))}")

@@ -54,6 +54,7 @@ SCHEDULE = (
     ("services.tracker.notification_mail:notifications_tick", "*/5 * * * *"),
     ("services.stock.notification_delivery:notifications_tick", "*/5 * * * *"),
     ("services.stock.digest:digest_tick", "5 * * * *"),
+    ("services.tracker.attachments:sweep_tick", "35 * * * *"),
 )
 
 
@@ -62,7 +63,8 @@ def scheduler_command() -> None:
     """Run RQ's cron scheduler: every hour it queues a batch generation when the cadence says one
     is due (the job checks again, so a duplicate run does nothing); every minute a pass of the
     tracker's due webhook deliveries; every five minutes the notification e-mails of both
-    services; every hour, from Monday 08:00, the week's remanejamento summaries. Run one per
+    services; every hour, from Monday 08:00, the week's remanejamento summaries, and the sweep of
+    attached files no row names. Run one per
     deployment; plain cron with ``flask batches run-due --queue``, ``flask tracker deliver`` and
     ``flask tracker send-notifications`` does the same."""
     _require_redis()

@@ -23,14 +23,17 @@ from models.tracker import (
     TitleTerm,
     Workspace,
 )
+from models.tracker_attachments import Attachment
 from models.tracker_audit import AuditEvent
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
 from models.tracker_fields import CustomField, CustomFieldValue
+from models.tracker_search import IssueVector, SearchModel, SearchPending
 from models.tracker_sso import SsoConnection, SsoDomain, SsoIdentity, SsoLoginState
 from models.tracker_webhooks import Webhook, WebhookDelivery
 
 __all__ = [
     "AcaoRecomendacao",
+    "Attachment",
     "AuditEvent",
     "Campanha",
     "Comment",
@@ -45,6 +48,7 @@ __all__ = [
     "IssueLabelCount",
     "IssueRelation",
     "IssueTitleTerm",
+    "IssueVector",
     "IssueWatcher",
     "Job",
     "Label",
@@ -64,6 +68,8 @@ __all__ = [
     "Recomendacao",
     "RefreshToken",
     "RegrasRemanejamento",
+    "SearchModel",
+    "SearchPending",
     "SsoConnection",
     "SsoDomain",
     "SsoIdentity",

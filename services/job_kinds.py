@@ -10,6 +10,7 @@ work it runs:
   (``services.stock.digest``); ``operacoes``: a batch's issues in the tracker's operations
   project (``services.stock.operations``);
 - ``webhooks``: the tracker's due webhook deliveries (``services.tracker.webhook_delivery``);
+- ``busca``: an organization's search vectors after its writes (``services.tracker.search_index``);
 - ``call``: any service function, by dotted name (``services.jobs.enqueue_call``).
 
 A service asking for its own kind has imported the module that registers it. What reads or
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from services import jobs, mail
 from services.stock import digest, import_job, notification_delivery, operations, partitions
-from services.tracker import notification_mail, webhook_delivery
+from services.tracker import notification_mail, search_index, webhook_delivery
 
 # The modules that register a kind when imported (``services.jobs`` registers ``call``).
 REGISTERING = (
@@ -33,6 +34,7 @@ REGISTERING = (
     notification_delivery,
     digest,
     operations,
+    search_index,
 )
 
 

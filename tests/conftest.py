@@ -123,6 +123,7 @@ def app(tmp_path_factory):
             "SUPERADMIN_EMAIL": SUPERADMIN_EMAIL,
             "SMTP_HOST": None,
             "JOBS_SPOOL_DIR": str(tmp_path_factory.mktemp("spool")),
+            "STORAGE_URL": tmp_path_factory.mktemp("attachments").as_uri(),
         }
     )
     app.test_client_class = IsolatedClient

@@ -395,6 +395,7 @@ def test_the_catalogue_of_kinds_imports_every_module_that_registers_one():
     assert {kind.run.__module__ for kind in jobs.KINDS.values()} <= registering
     assert sorted(jobs.KINDS) == [
         "avisos_estoque",
+        "busca",
         "call",
         "email",
         "importacao",

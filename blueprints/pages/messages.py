@@ -113,6 +113,14 @@ REASON_TEXT = {
     "comment_not_found": _l("Comentário não encontrado."),
     "comment_edit_author_only": _l("Só o autor pode editar um comentário."),
     "comment_delete_forbidden": _l("Só o autor, um dono ou um admin pode excluir um comentário."),
+    # tracker: attachments
+    "attachment_not_found": _l("Anexo não encontrado."),
+    "attachment_no_thumbnail": _l("Este anexo não tem miniatura."),
+    "attachment_object_missing": _l("O arquivo deste anexo não está mais disponível."),
+    "attachment_file_missing": _l("Escolha um arquivo para anexar."),
+    "attachment_incomplete": _l("O envio do arquivo foi interrompido; tente de novo."),
+    "attachment_too_large": _l("O arquivo passa do limite de %(limit)s por anexo."),
+    "attachment_delete_forbidden": _l("Só quem enviou, um dono ou um admin pode excluir um anexo."),
     # tracker: plan features and custom fields
     "custom_field_not_found": _l("Campo personalizado não encontrado."),
     "custom_field_slug_taken": _l("Já existe um campo com esse nome neste projeto."),

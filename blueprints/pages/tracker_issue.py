@@ -1,11 +1,12 @@
-"""The issue page: inline editing, sub-issues, relations, labels, a sanitised Markdown description."""
+"""The issue page: inline editing, sub-issues, relations, labels, attachments (their routes:
+``tracker_attachments``), a sanitised Markdown description."""
 
 from __future__ import annotations
 
 import re
 import uuid
 
-from flask import Response, request, url_for
+from flask import Response, current_app, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_jwt_extended import current_user
@@ -20,7 +21,16 @@ from schemas.tracker.issues import IssueWrite
 from schemas.tracker.tenancy import LabelCreate
 from services.errors import DomainError, NotFoundError
 from services.stock import decisions, operations, transit
-from services.tracker import collaboration, custom_fields, issues, organizations, relations, workspaces
+from services.tracker import (
+    attachments,
+    collaboration,
+    custom_fields,
+    issues,
+    organizations,
+    relations,
+    semantic,
+    workspaces,
+)
 from services.tracker.issues import IssueView
 
 blp = TrackerPagesBlueprint("issue_pages", __name__)
@@ -109,6 +119,10 @@ def issue_context(slug: str, project_id: uuid.UUID, issue: IssueView, **extra) -
         "field_defs": custom_fields.fields_of(page.project, page.access.organization),
         # An operations issue: its transfers, with the stock actions the viewer's role allows.
         "ops_transfers": operations.transfers_of_issue(issue.id, current_user),
+        "attachments": attachments.attachments_of(issue.issue),
+        "similar": semantic.similar(current_user, slug, issue.issue),
+        "max_attachment_bytes": current_app.config["MAX_ATTACHMENT_BYTES"],
+        "attachment_error": None,
         "transfer_error": None,
         "errors": {},
         "saved": None,

@@ -7,12 +7,14 @@ def api_blueprints() -> list:
     """Every blueprint of the service; each one's ``url_prefix`` is relative to the API base."""
     from blueprints.tracker import (
         admin,
+        attachments,
         audit,
         auth,
         collab,
         custom_fields,
         issues,
         jobs,
+        search,
         sso,
         tenancy,
         webhooks,
@@ -28,9 +30,11 @@ def api_blueprints() -> list:
         issues.bulk_blp,
         custom_fields.blp,
         collab.blp,
+        attachments.blp,
         collab.notifications_blp,
         admin.blp,
         jobs.blp,
         webhooks.blp,
         sso.blp,
+        search.blp,
     ]

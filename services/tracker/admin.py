@@ -21,7 +21,7 @@ from models.tracker import Issue, Membership, Organization, Project, Status, Wor
 from services import auth as auth_service
 from services.errors import ForbiddenError, NotFoundError
 from services.text import contains_any
-from services.tracker import audit, plans
+from services.tracker import attachment_files, audit, plans
 from services.tracker.accounts import Account
 from services.tracker.workspaces import apply_workspace_changes
 
@@ -152,7 +152,8 @@ def stats(actor: User) -> PlatformStats:
         projects=Total(count(Project)),
         issues=IssueFigures(total=total_issues, open=total_issues - done - cancelled, done=done),
         storage_used_bytes=int(db.session.scalar(select(plans.storage_expression())) or 0)
-        + int(db.session.scalar(select(plans.comment_storage_expression())) or 0),
+        + int(db.session.scalar(select(plans.comment_storage_expression())) or 0)
+        + int(db.session.scalar(select(attachment_files.storage_expression())) or 0),
     )
 
 

@@ -24,6 +24,7 @@ from models.tracker_collab import Comment
 from services.errors import FieldError, NotFoundError, ValidationFailed
 from services.tracker import (
     activity,
+    attachment_files,
     custom_fields,
     issue_counts,
     notifications,
@@ -460,12 +461,12 @@ def delete_issue(user: User, slug: str, project_id: uuid.UUID, key: str) -> None
     """Delete the issue and every descendant (the parent foreign key cascades)."""
     issue, _ = find_issue(user, slug, project_id, key, WRITE, lock="delete")
     ids = _lock_subtree(issue.id)
-    # Read after the locks: what a concurrent edit inside the sub-tree left is what goes
-    # (comments are added under a share lock of their issue, so none lands meanwhile).
+    # Read after the locks: what a concurrent edit inside the sub-tree left is what goes (comments
+    # and files are added under a share lock of their issue, so none lands meanwhile); the
+    # files' objects are removed once the deletion commits.
     freed = db.session.scalar(select(plans.storage_expression()).where(Issue.id.in_(ids))) or 0
-    freed += (
-        db.session.scalar(select(plans.comment_storage_expression()).where(Comment.issue_id.in_(ids))) or 0
-    )
+    freed += db.session.scalar(select(plans.comment_storage_expression()).where(Comment.issue_id.in_(ids)))
+    freed += attachment_files.release(issue_ids=ids)
     _record_removal(user, issue, ids)
     webhooks.emit(
         issue.organization_id,

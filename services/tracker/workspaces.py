@@ -12,7 +12,7 @@ from models.auth import User
 from models.tracker import WRITER_ROLES, Issue, Label, Membership, Project, Status, Workspace
 from services import unique
 from services.errors import ConflictError, NotFoundError
-from services.tracker import accounts, audit, plans
+from services.tracker import accounts, attachment_files, audit, plans
 from services.tracker.access import (
     MANAGE,
     READ,
@@ -175,6 +175,8 @@ def delete_project(user: User, slug: str, project_id: uuid.UUID) -> None:
         project.name,
         {"old": {"name": project.name, "key": project.key, "issues": project.issue_count}},
     )
+    # Its attached files go with it (cascade); their objects once the deletion commits.
+    attachment_files.release(project_id=project.id)
     db.session.delete(project)
     db.session.flush()
 
