@@ -102,7 +102,14 @@ def run_in_thread(app: Flask, target: str, *args: Any) -> None:
             pool = _pools[id(app)] = ThreadPoolExecutor(
                 max_workers=app.config["JOBS_THREADS"], thread_name_prefix="giro-job"
             )
-    pool.submit(_call_in_app, app, target, args)
+    try:
+        pool.submit(_call_in_app, app, target, args)
+    except RuntimeError:
+        # The process is stopping (its pool no longer takes work) while a job it ran queued
+        # another: that job's row stays queued, and the next request for the same work starts
+        # a new one once it is stale (``jobs.enqueue``). Raising here would fail the commit
+        # that already happened.
+        log.warning("process stopping: %s%r stays queued", target, args)
 
 
 def resolve(target: str) -> Callable[..., Any]:

@@ -388,6 +388,23 @@ def test_enqueue_call_runs_any_service_function(ctx):
         jobs.enqueue_call("no-colon")
 
 
+def test_a_job_queued_while_its_process_stops_stays_queued_and_the_commit_stands(app, ctx, monkeypatch):
+    """A job running in a thread of a stopping process (gunicorn ending a worker) commits
+    and queues another: the pool no longer takes work, the commit must not fail for it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from services import job_queue, jobs
+
+    monkeypatch.setitem(app.config, "JOBS_EAGER", False)
+    monkeypatch.setitem(app.config, "REDIS_URL", None)
+    stopped = ThreadPoolExecutor(max_workers=1)
+    stopped.shutdown()
+    monkeypatch.setitem(job_queue._pools, id(app), stopped)
+    job = jobs.enqueue_call("services.auth:normalize_email", "ana@example.com")
+    db.session.commit()
+    assert db.session.get(Job, job.id).state == "queued"
+
+
 def test_the_catalogue_of_kinds_imports_every_module_that_registers_one():
     from services import job_kinds, jobs
 
