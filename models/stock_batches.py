@@ -71,6 +71,14 @@ class Recomendacao(UUIDPrimaryKey, db.Model):
             postgresql_where=text("ultima_acao_em IS NOT NULL"),
             sqlite_where=text("ultima_acao_em IS NOT NULL"),
         ),
+        # A batch's decided rows by moment: an open batch page asks what changed (migration 0037).
+        Index(
+            "ix_recomendacoes_lote_decididas",
+            "lote_id",
+            "ultima_acao_em",
+            postgresql_where=text("ultima_acao_em IS NOT NULL"),
+            sqlite_where=text("ultima_acao_em IS NOT NULL"),
+        ),
         # The transfers in transit: few rows, read by every generation and each store's list.
         Index(
             "ix_recomendacoes_em_transito",

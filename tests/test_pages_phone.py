@@ -95,3 +95,16 @@ def test_profile_names_the_role_and_favicon_is_served(client, ctx):
     assert "<strong>Gerente de loja</strong>" in body and "gerente_loja" not in body
     icon = client.get("/favicon.ico")
     assert icon.status_code == 200 and icon.mimetype == "image/svg+xml" and b"<svg" in icon.data
+
+
+def test_a_transfer_already_out_of_stock_says_so_not_zero_days(client, ctx):
+    from tests.factories import make_rec
+
+    net = small_network()
+    make_rec(net["lote"], net["tenis"], net["cd"], net["moema"], tamanho="37", dias_ate_ruptura=0)
+    sign_in(client, make_user(papel="planejador"))
+    body = text(client.get(f"/lotes/{net['lote'].id}"))
+    assert 'data-label="Ruptura em"><span class="urgent">em ruptura</span>' in body
+    assert ">0 d<" not in body
+    # The others still count their days.
+    assert ">3 d<" in body

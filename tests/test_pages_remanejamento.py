@@ -213,9 +213,12 @@ def test_flow_per_node_lists_what_each_node_sends_and_receives(client, net, plan
     body = page[page.index('<section id="fluxo"') :]
     # Active ones: the CD sends 6 + 4 in two items; Paulista receives 6 + 3 + 4 and sends nothing.
     paulista = body[body.index("Loja Paulista") :]
-    assert re.search(r"0 <span[^>]*>un\. · 0 itens</span></td>\s*<td class=\"num\">13 <span", paulista)
+    assert re.search(r"0 <span[^>]*>un\. · 0 itens</span></td>\s*<td class=\"num\"[^>]*>13 <span", paulista)
     cd = body[body.index("CD Cajamar") :]
     assert re.search(r"10 <span[^>]*>un\. · 2 itens", cd)
+    # One item is one "item".
+    moema = body[body.index("Loja Moema") :]
+    assert re.search(r"3 <span[^>]*>un\. · 1 item</span>", moema)
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from flask_babel import gettext as _
 from flask_jwt_extended import current_user
 from marshmallow import ValidationError
 
+from blueprints.pages import live
 from blueprints.pages.common import page_login_required, render_page, wants_fragment
 from models.auth import User
 from models.stock import Loja, Produto
@@ -36,6 +37,8 @@ PAGE_SIZE = 50
 SITUACOES = (*STATUS_RECOMENDACAO, "vetada")
 FILTER_KEYS = ("prioridade", "tipoOrigem", "origemId", "lojaDestinoId", "produtoId", "status", "q")
 HISTORY_LIMIT = 500
+# Rows a live update looks at: the page's (a page holds PAGE_SIZE), never an unbounded list.
+LIVE_MAX_ROWS = 2 * PAGE_SIZE
 
 
 # --- shared helpers --------------------------------------------------------------------------
@@ -209,10 +212,12 @@ def _filter_options(lote_id: uuid.UUID, user: User, names: Names) -> dict:
 
 def batch_context(lote_id: uuid.UUID, user: User, state: TableState, *, panels: bool = True) -> dict:
     """What the batch page shows; without ``panels`` only the table (an htmx filter/sort/page change)."""
+    version = live.stamp()  # before the reads: what changes while they run is sent again
     table = _table(lote_id, user, state)
     context = {"lote": {"id": lote_id}, "table": table, "bulk": None, "oob": False}
     if panels:
         context.update(
+            live_version=version,
             lote=lote_or_404(lote_id),
             totais=batches.totais(lote_id, user),
             fluxo=batches.fluxo(lote_id, user),
@@ -235,6 +240,37 @@ def lote(lid: str):
         # The address bar gets the state the table shows: no empty filter, no default.
         response.headers["HX-Push-Url"] = url_for("batch_pages.lote", lid=lote_id, **state.address())
     return response
+
+
+@blp.route("/lotes/<lid>/mudancas")
+@page_login_required(stock=True)
+def changes(lid: str):
+    """Live updates of an open batch page (``blueprints.pages.live``): 204 while nothing the user
+    sees in the batch was decided since the page's version (``desde``); otherwise those of the
+    page's rows (``ids``) that were, with the totals and the flow, and the new version."""
+    lote_id = uuid_or_404(lid)
+    if not wants_fragment():
+        return redirect(url_for("batch_pages.lote", lid=lote_id))
+    version = live.stamp()
+    moment = live.changed_after(request.args.get("desde"))
+    try:
+        changed = recommendations.changed_after(lote_id, current_user, moment)
+    except DomainError:
+        abort(404, description=_("Lote não encontrado."))
+    if not changed:
+        return live.unchanged()
+    ids = [i for i in map(optional_uuid, request.args.get("ids", "").split(",")[:LIVE_MAX_ROWS]) if i]
+    recs = recommendations.changed_among(lote_id, current_user, ids, moment)
+    response = render_page(
+        "batches/_live_rows.html",
+        recs=recs,
+        names=Names.load({r.produto_id for r in recs}),
+        lote_id=lote_id,
+        totais=batches.totais(lote_id, current_user),
+        fluxo=batches.fluxo(lote_id, current_user),
+        version=version,
+    )
+    return live.no_store(response)
 
 
 @blp.route("/lotes/<lid>/separacao.csv")

@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 from marshmallow import ValidationError
 from werkzeug.datastructures import MultiDict
 
+from blueprints.pages import live
 from blueprints.pages.common import (
     after_change,
     page_csrf_token,
@@ -41,6 +42,7 @@ from blueprints.pages.tracker_common import (
     load_project,
 )
 from blueprints.pages.tracker_issue import custom_field_changes, issue_block
+from blueprints.pages.tracker_search import mode_choices
 from models.tracker import ISSUE_TYPES
 from schemas.tracker.collab import OrganizationCreate
 from schemas.tracker.issues import BulkUpdate, IssueCreate, IssueListQuery, IssueUpdate
@@ -232,6 +234,7 @@ def card_kit(page: ProjectView, slug: str, cards: Iterable[CardRow]) -> CardKit:
 
 
 def board_context(slug: str, project_id: uuid.UUID) -> dict:
+    version = live.stamp()  # before the reads: what changes while they run is sent again
     page = load_project(slug, project_id)
     q = request.args.get("q", "").strip()[:200]
     mine = request.args.get("mine") == "1"
@@ -253,6 +256,8 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
         "total": len(found.cards),
         "kit": card_kit(page, slug, found.cards),
         "issues_url": url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
+        # The live updates' version: the moment, and the count that shows a deleted issue.
+        "live_version": f"{version}.{page.project.issue_count}",
     }
 
 
@@ -260,6 +265,22 @@ def board_context(slug: str, project_id: uuid.UUID) -> dict:
 @page_login_required()
 def board(slug: str, project_id: uuid.UUID):
     return render_page("tracker/board.html", "board_columns", **board_context(slug, project_id))
+
+
+@blp.route("/w/<slug>/p/<uuid:project_id>/board/changes")
+@page_login_required()
+def board_changes(slug: str, project_id: uuid.UUID):
+    """Live updates of an open board (``blueprints.pages.live``): 204 while no issue of the
+    project changed since the board's version (``since``) and none was deleted; otherwise the
+    columns as the board shows them (its ``q`` and ``mine``), with the new version."""
+    if not wants_fragment():
+        return redirect(url_for("tracker_pages.board", slug=slug, project_id=project_id))
+    held, _dot, count = request.args.get("since", "").partition(".")
+    issue_count, changed = issue_board.board_changed(current_user, slug, project_id, live.changed_after(held))
+    if not changed and count == str(issue_count):
+        return live.unchanged()
+    context = board_context(slug, project_id)
+    return live.no_store(render_page("tracker/board.html", "board_columns", **context))
 
 
 def card_response(page: ProjectView, slug: str, issue: IssueView, status: int = 200) -> Response:
@@ -435,6 +456,7 @@ def _list_page(slug: str, project_id: uuid.UUID, raw: dict, *, status: int = 200
         "issues_url": url_for("tracker_pages.issue_list", slug=slug, project_id=project_id),
         "list_query": urlencode(raw, doseq=True),
         "bulk": {"done": None, "error": None, "form": {}},
+        "search_modes": mode_choices(page.access.organization),
         **extra,
     }
     return render_page("tracker/list.html", "issue_results", status=400 if errors else status, **context)

@@ -14,21 +14,24 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 import psycopg
 from psycopg.rows import namedtuple_row, scalar_row
-from sqlalchemy import Integer, Row, String, and_, bindparam, case, false, func, or_, select
+from sqlalchemy import Integer, Row, String, and_, bindparam, case, exists, false, func, or_, select
 from sqlalchemy.orm import aliased
 
 from extensions import db
 from models.auth import User
+from models.base import UTCDateTime
 from models.stock import Loja, Produto
 from models.stock_batches import STATUS_RECOMENDACAO, Lote, Recomendacao
 from services.errors import (
     NotFoundError,
 )
+from services.rows import DriverRead
 
 LIST_ORDER = (Recomendacao.prioridade_rank, Recomendacao.score.desc(), Recomendacao.posicao, Recomendacao.id)
 # The list order backwards: a list sorted by priority, descending.
@@ -147,6 +150,50 @@ def get_recomendacao(rid: uuid.UUID, user: User, *, lote_id: uuid.UUID | None = 
     if rec is None:
         raise NotFoundError("Recomendação não encontrada", reason="recomendacao_not_found")
     return rec
+
+
+def _decided_after(scope: str) -> DriverRead:
+    """The batch's id, and whether one of its rows that ``scope`` sees was decided after ``moment``."""
+    decided = [
+        Recomendacao.lote_id == Lote.id,
+        Recomendacao.ultima_acao_em > bindparam("moment", type_=UTCDateTime),
+    ]
+    if scope == "loja":
+        loja = bindparam("loja_id", type_=Recomendacao.origem_id.type)
+        decided.append(or_(Recomendacao.origem_id == loja, Recomendacao.destino_id == loja))
+    probe = exists().where(*decided).label("decided")
+    return DriverRead(select(Lote.id, probe).where(Lote.id == bindparam("lote_id", type_=Lote.id.type)))
+
+
+# Built once: an open batch page runs it every few seconds (its live updates).
+_DECIDED_AFTER = {scope: _decided_after(scope) for scope in ("all", "loja")}
+
+
+def changed_after(lote_id: uuid.UUID, user: User, moment: datetime | None) -> bool:
+    """Whether a recommendation of the batch that ``user`` sees was decided after ``moment``,
+    in one statement over ``ix_recomendacoes_lote_decididas`` (always, without a ``moment``);
+    404 when there is no such batch."""
+    scope = _visibility(user)
+    params = {"lote_id": lote_id, "moment": moment or datetime(1970, 1, 1, tzinfo=UTC)}
+    if scope == "loja":
+        params["loja_id"] = user.loja_id
+    row = _DECIDED_AFTER["all" if scope == "none" else scope].first(params)
+    if row is None:
+        raise missing_lote()
+    # A page without a version of ours gets the rows as they are.
+    return moment is None or (scope != "none" and bool(row[1]))
+
+
+def changed_among(
+    lote_id: uuid.UUID, user: User, ids: Sequence[uuid.UUID], moment: datetime | None
+) -> list[Recomendacao]:
+    """Those of ``ids`` (the rows a page shows) decided after ``moment``, as ``user`` sees them."""
+    if not ids:
+        return []
+    stmt = select(Recomendacao).where(Recomendacao.lote_id == lote_id, Recomendacao.id.in_(ids))
+    if moment is not None:
+        stmt = stmt.where(Recomendacao.ultima_acao_em > moment)
+    return list(db.session.scalars(scoped(stmt, user)))
 
 
 @dataclass(frozen=True)

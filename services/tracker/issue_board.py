@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, exists, select
 
 from extensions import db
 from models.auth import User, initials
+from models.base import UTCDateTime
 from models.tracker import PRIORITIES, Issue, IssueLabel, Label
+from services.rows import DriverRead
+from services.tracker.access import READ, project_brief_access
 from services.tracker.issue_reads import AssigneeUser, LabelBrief, children_count, plan_list
 from services.tracker.issues import IssueView
 
@@ -103,6 +106,30 @@ def board_cards(user: User, slug: str, project_id: uuid.UUID, filters: dict, lim
         if row[10] is not None:
             card.labels.append(LabelBrief(row[10], row[11], row[12]))
     return Board(cards, plan.total, len(cards) >= limit and plan.total > limit)
+
+
+def board_changed(user: User, slug: str, project_id: uuid.UUID, moment: datetime | None) -> tuple[int, bool]:
+    """The project's issue count and whether one of its issues changed after ``moment``, with
+    the board's access checks (an open board's live updates ask every few seconds): the
+    project's row and one indexed probe. A deleted issue changes the count."""
+    project, _access = project_brief_access(user, slug, project_id, READ)
+    if moment is None:
+        return project.issue_count, True
+    row = _CHANGED_AFTER.first({"project_id": project.id, "moment": moment})
+    return project.issue_count, bool(row and row[0])
+
+
+# Built once, over ``ix_issues_project_updated``: an open board runs it every few seconds.
+_CHANGED_AFTER = DriverRead(
+    select(
+        exists()
+        .where(
+            Issue.project_id == bindparam("project_id", type_=Issue.project_id.type),
+            Issue.updated_at > bindparam("moment", type_=UTCDateTime),
+        )
+        .label("changed")
+    )
+)
 
 
 def card_of(view: IssueView) -> CardRow:

@@ -114,6 +114,27 @@
       fail(error.message);
     });
   });
+  // Alt+← / Alt+→ on a card's link moves it to the top of the column before or after.
+  document.addEventListener("keydown", function (event) {
+    if (!event.altKey || (event.key !== "ArrowLeft" && event.key !== "ArrowRight")) { return; }
+    var card = event.target.closest && event.target.closest("#board-columns .issue-card");
+    var board = document.getElementById("board-columns");
+    if (!card || !board || board.dataset.writable !== "true") { return; }
+    var lists = Array.prototype.slice.call(board.querySelectorAll(".board-cards"));
+    var target = lists[lists.indexOf(card.parentNode) + (event.key === "ArrowLeft" ? -1 : 1)];
+    if (!target) { return; }
+    event.preventDefault();
+    var fields = {status_id: target.dataset.statusId};
+    var first = target.querySelector(".issue-card");
+    if (first) { fields.before_id = first.dataset.id; }
+    move(card, fields).then(function (html) {
+      var fresh = replaceCard(card, html);
+      target.insertBefore(fresh, target.firstChild);
+      var link = fresh.querySelector(".issue-card-title");
+      if (link) { link.focus(); }
+      done(fresh);
+    }, function (error) { fail(error.message); });
+  });
   // Alt+↑ / Alt+↓ on a card's link moves it one place up or down in its column.
   document.addEventListener("keydown", function (event) {
     if (!event.altKey || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) { return; }

@@ -34,6 +34,29 @@
       }
     });
   }
+  // The header's "Menu" button (under 768 px): opens and closes the links; Escape closes
+  // them and gives the focus back to the button.
+  function menu(open) {
+    var button = document.querySelector(".menu-toggle");
+    if (!button) { return; }
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    button.closest(".topbar").classList.toggle("is-open", open);
+  }
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest(".menu-toggle");
+    if (button) {
+      menu(button.getAttribute("aria-expanded") !== "true");
+    } else if (!(event.target.closest && event.target.closest(".topbar-menu"))) {
+      menu(false);
+    }
+  });
+  document.addEventListener("keydown", function (event) {
+    var button = document.querySelector(".menu-toggle[aria-expanded=true]");
+    if (event.key === "Escape" && button) {
+      menu(false);
+      button.focus();
+    }
+  });
   document.addEventListener("DOMContentLoaded", scrollable);
   document.addEventListener("htmx:afterSettle", scrollable);
   window.addEventListener("resize", scrollable);

@@ -14,7 +14,13 @@
     }
     var all = document.getElementById('select-all');
     if (all) { all.checked = n > 0 && n === boxes().length; }
+    // Nothing selected: the bar's actions are disabled (and the bar hidden on a phone).
+    var any = n > 0 || Boolean(matching && matching.checked);
+    var bar = document.getElementById('bulk-form');
+    if (bar) { bar.classList.toggle('has-selection', any); }
+    document.querySelectorAll('#bulk-form [data-needs-selection]').forEach(function (b) { b.disabled = !any; });
   }
+  document.addEventListener('DOMContentLoaded', refresh);
   document.addEventListener('change', function (event) {
     var target = event.target;
     var matching = document.getElementById('select-matching');

@@ -33,7 +33,7 @@ def test_select_everything_matching_then_approve_shows_the_counts(page, committe
     expect(page.locator("#recs tbody tr")).to_have_count(50)
     matching = page.get_by_label("Selecionar todas as 64 que correspondem ao filtro")
     matching.check()
-    expect(page.locator("#sel-count")).to_have_text("Todas as 64 que correspondem ao filtro")
+    expect(page.locator("#sel-count")).to_have_text("64 selecionadas")
     page.get_by_role("button", name="Aprovar selecionadas").click()
     expect(page.locator("#bulk-result")).to_have_text("61 aprovadas; 3 ignoradas: 2 já recusadas, 1 vetada.")
     screenshot(page, "batch-bulk")
