@@ -38,8 +38,6 @@ CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
 SHAPE_BOUNDS = (0.5, 1000.0)
 # Iterations of the store x product independence fit (exposure-weighted).
 FIT_ROUNDS = 4
-# Strongest pull of a cell's rate toward its pooled mean, in units sold over the window.
-CELL_PRIOR_MAX_UNITS = 5.0
 # Distances from a grid's middle size (in sizes) told apart by the network's size curve.
 SIZE_CURVE_RINGS = 3
 # Upper bound of the share of cells whose customers never buy the size.
@@ -463,17 +461,17 @@ def _cell_rates(
     """(daily rate, dispersion) of each cell: its sales ``x`` shrunk toward its pooled window
     total ``m`` (``mf`` over its days on the shelf).
 
-    The fitted prior (``shape_cell``) tells how often a size sells nothing (``_alive``); the
-    rate's own evidence is trusted more: sales thinned by stock-outs and broken runs that the
-    exposure does not see hide most of how far a store's size curve strays from the network's,
-    so the fit finds the counts near Poisson even where it strays a lot.
+    The prior's strength is the one fitted on the snapshot (``shape_cell``, the same that tells
+    how often a size sells nothing, ``_alive``), with no cap: a cell is picked as a destination
+    where its estimate runs high and as an origin where it runs low, and a rate that follows
+    its own few units more than the fit says they deserve carries that noise into every choice
+    (docs/engine.md §1).
     """
-    shape_rate = min(shape_cell, CELL_PRIOR_MAX_UNITS)
     with np.errstate(invalid="ignore", divide="ignore"):
-        lam = np.where(m > 0, m * (x + shape_rate) / (mf + shape_rate), 0.0)
+        lam = np.where(m > 0, m * (x + shape_cell) / (mf + shape_cell), 0.0)
     # The rate's posterior is Gamma with shape x + b: over the horizon, demand is negative
     # binomial, its tails far from the mean fatter than a Poisson at the point estimate.
-    return lam / days, np.where(m > 0, 1.0 / (x + shape_rate), 0.0)
+    return lam / days, np.where(m > 0, 1.0 / (x + shape_cell), 0.0)
 
 
 def _alive(x: np.ndarray, p_zero: np.ndarray, ring: np.ndarray, informative: np.ndarray) -> np.ndarray:

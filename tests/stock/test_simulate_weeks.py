@@ -1,4 +1,4 @@
-"""The multi-week simulator (``benchmarks/simulate_weeks.py``) on a tiny network, without the oracle.
+"""The multi-week simulator (``benchmarks/simulate_weeks.py``) on a tiny network.
 
 4 stores and a CD, 5 products, 3 weeks: well under a second per run. Seed 7 is a world where
 the engine's transfers sell more than no transfers at all under both rule sets (lift 109 units
@@ -64,3 +64,18 @@ def test_the_command_line_exits_0_when_every_check_holds(capsys):
     out = capsys.readouterr().out
     assert "rule violations (engine): 0" in out
     assert "Load average" in out
+
+
+@pytest.mark.parametrize("variant", [0, 1])
+def test_the_oracle_solves_its_whole_program_to_within_1_percent_of_its_bound(variant):
+    """On the tiny network HiGHS proves the oracle's plan within 1 % of the bound of the whole
+    integer program, and that plan, measured on the true rates, nets at least the engine's with
+    the same units and overdraws no origin."""
+    sim = _weeks()
+    opts = sim.Options(weeks=2, oracle=True, unlimited=False, oracle_seconds=20)
+    case = sim.run_case(sim.parse_shape("4x5"), SEED, variant, opts)
+    for week in case["weeks"]:
+        assert week["gap"] <= 0.01
+        assert week["oracle"] >= week["net"] - 1e-6
+    assert case["overdrawn"]["oracle"] == 0
+    assert case["lift"]["oracle"] > 0
