@@ -1,6 +1,7 @@
 """Layout at a phone's 390 px and a laptop's 1366 px: a batch decided card by card on a phone,
-the selection bar on a desktop, one header row with a "Menu" button on a phone, and the
-navigation each role gets. axe-core runs on every page a test ends on."""
+the selection bar on a desktop, one header row with a "Menu" button on a phone (on a tablet,
+what does not fit the row behind "Mais"), the navigation each role gets, and tables that fit.
+axe-core runs on every page a test ends on."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from tests.factories import PASSWORD, make_loja, make_user
 
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1366, "height": 768}
+TABLET = {"width": 1024, "height": 768}
+SMALL_TABLET = {"width": 800, "height": 1000}
 
 
 @pytest.fixture
@@ -211,7 +214,64 @@ NAVIGATION = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
+# What a row too narrow for every link folds into "Mais" first.
+FOLDING = ["Plataforma", "Administração", "Processamentos", "Regras", "Lojas", "Histórico", "Grade"]
+
+
+def _row_and_more(page, nav, email: str, viewport: dict) -> list[str]:
+    """The links a tablet or a laptop shows in the header's row, then those folded into "Mais",
+    opened and closed by keyboard and mouse: each link once, every one of them reachable."""
+    more = nav.get_by_role("button", name="Mais")
+    row = _link_names(nav)
+    # A superadmin's eleven links need about 1150 px; a planner's nine and an admin's ten fit
+    # 1024 px but not 800; a viewer's seven, a store manager's five fit both.
+    many = ("paula@giro.test", "artur@giro.test", "sofia@giro.test")
+    if not (
+        (viewport is SMALL_TABLET and email in many) or (viewport is TABLET and email == "sofia@giro.test")
+    ):
+        expect(more).to_be_hidden()
+        return row
+    expect(more).to_be_visible()
+    assert _box(more)["height"] >= 44
+    folded = nav.locator("#nav-more-list")
+    expect(more).to_have_attribute("aria-expanded", "false")
+    expect(folded).to_be_hidden()
+    more.focus()
+    page.keyboard.press("Enter")
+    expect(more).to_have_attribute("aria-expanded", "true")
+    expect(folded).to_be_visible()
+    names = _link_names(folded)
+    assert names and _link_names(nav) == row + names, (email, row, names)
+    # The least used fold first.
+    theirs = [name for name in FOLDING if name in NAVIGATION[email]]
+    assert set(names) == set(theirs[: len(names)]), (email, names)
+    for link in folded.get_by_role("link").all():
+        box = _box(link)
+        assert box["height"] >= 44 and box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"], box
+    page.keyboard.press("Tab")
+    expect(folded.get_by_role("link").first).to_be_focused()
+    if email == "sofia@giro.test" and viewport is TABLET:
+        _shot(page, "menu-tablet")
+        assert_accessible(page)
+    page.keyboard.press("Escape")
+    expect(folded).to_be_hidden()
+    expect(more).to_be_focused()
+    more.click()
+    expect(folded).to_be_visible()
+    page.mouse.click(viewport["width"] // 2, viewport["height"] - 20)
+    expect(folded).to_be_hidden()
+    expect(more).to_have_attribute("aria-expanded", "false")
+    # Each link once, in the page's order in the row and in the list.
+    order = NAVIGATION[email]
+    both = row + names
+    assert len(set(both)) == len(both), both
+    assert row == [n for n in order if n in row] and names == [n for n in order if n in names], (row, names)
+    return sorted(both, key=lambda n: order.index(n) if n in order else len(order))
+
+
+@pytest.mark.parametrize(
+    "viewport", [PHONE, TABLET, SMALL_TABLET, LAPTOP], ids=["phone", "tablet", "small-tablet", "laptop"]
+)
 def test_one_navigation_per_role_in_one_header_row(browser, live_server, committed, viewport):
     committed(_people)
     context = browser.new_context(base_url=live_server, viewport=viewport, locale="pt-BR")
@@ -251,6 +311,7 @@ def test_one_navigation_per_role_in_one_header_row(browser, live_server, committ
                 assert header["height"] <= 64, (email, header)
                 expect(menu).to_be_hidden()
                 expect(nav).to_be_visible()
+                names = _row_and_more(page, nav, email, viewport)
             assert names == expected, (email, names)
             _fits(page, viewport["width"])
             if viewport is PHONE:
@@ -336,6 +397,85 @@ def test_no_table_scrolls_sideways_but_the_grade_on_a_phone(browser, live_server
                 first = page.locator("table.matrix tbody th[scope=row]").first
                 assert first.evaluate("e => getComputedStyle(e).position") == "sticky"
         assert_accessible(page)
+    finally:
+        context.close()
+
+
+def _tracker_organization() -> dict:
+    """Olga's organization with every table the tracker pages draw: issues with a custom field
+    as a column, statuses, members and an invitation, a webhook's deliveries, the audit log;
+    Olga also runs the platform, for its numbers and plans."""
+    import uuid
+
+    from sqlalchemy import select
+
+    from extensions import db
+    from models.auth import User
+    from models.tracker import Organization
+    from services.tracker import custom_fields, issues, organizations, plans, webhooks
+    from tests.browser.test_tracker_pages import _team
+
+    data = _team()
+    owner = db.session.scalar(select(User).where(User.email == "olga@tracker.test"))
+    owner.superadmin = True
+    organization = db.session.scalar(select(Organization).where(Organization.name == "Olga Dona"))
+    data["organization"] = str(organization.id)
+    plans.assign_plan(organization, "pro")
+    project = uuid.UUID(data["project"])
+    field = custom_fields.FieldDefinition("Canal de venda", "select", ["loja física", "site", "app"], False)
+    custom_fields.create_field(owner, data["slug"], project, field)
+    organizations.invite(owner, organization.id, "davi.convidado@tracker.test", "member")
+    webhooks.create_webhook(owner, organization.id, "http://127.0.0.1:9/giro/webhooks", ["issue.created"])
+    title = "Prazo de entrega errado no carrinho quando o CEP é de outro estado"
+    issues.create_issue(
+        owner, data["slug"], project, {"title": title, "custom_fields": {"canal_de_venda": "site"}}
+    )
+    return data
+
+
+@pytest.mark.parametrize("viewport", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_no_tracker_table_scrolls_sideways(browser, live_server, committed, viewport):
+    """The tracker's tables fit a phone as one card per row, every figure still there."""
+    data = committed(_tracker_organization)
+    context = browser.new_context(base_url=live_server, viewport=viewport, locale="pt-BR")
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    project = f"/tracker/w/{data['slug']}/p/{data['project']}"
+    organization = f"/tracker/o/{data['organization']}"
+    try:
+        sign_in(page, "olga@tracker.test", PASSWORD)
+        scrolling: dict[str, list] = {}
+        for path in (
+            "/tracker/",
+            f"/tracker/w/{data['slug']}",
+            f"{project}/issues?cols=canal_de_venda",
+            f"{project}/settings",
+            f"{organization}/members",
+            f"{organization}/webhooks",
+            f"{organization}/audit-log",
+            "/admin/",
+            "/admin/plans",
+        ):
+            page.goto(path)
+            page.wait_for_load_state("networkidle")
+            if wide := page.evaluate(SCROLLING_TABLES):
+                scrolling[path] = wide
+            _fits(page, viewport["width"])
+            assert_accessible(page)
+        assert not scrolling, scrolling
+        if viewport is PHONE:
+            # Every column of a row is still on its card, labelled by its header.
+            page.goto(f"{project}/issues?cols=canal_de_venda")
+            row = page.locator("table.issue-table tbody tr", has_text="Prazo de entrega errado")
+            expect(row.get_by_role("link", name=re.compile("Prazo de entrega errado"))).to_be_visible()
+            for cell in (
+                "Status",
+                "Prioridade Sem prioridade",
+                "Tipo Tarefa",
+                "Responsável —",
+                "Canal de venda site",
+            ):
+                expect(row.get_by_role("cell", name=re.compile(f"^{cell}"))).to_be_visible()
     finally:
         context.close()
 
