@@ -25,7 +25,14 @@ from models.tracker import (
 )
 from models.tracker_attachments import Attachment
 from models.tracker_audit import AuditEvent
-from models.tracker_collab import Comment, IssueActivity, IssueWatcher, Notification, NotificationEmail
+from models.tracker_collab import (
+    Comment,
+    CommentMention,
+    IssueActivity,
+    IssueWatcher,
+    Notification,
+    NotificationEmail,
+)
 from models.tracker_fields import CustomField, CustomFieldValue
 from models.tracker_search import IssueVector, SearchModel, SearchPending
 from models.tracker_sso import SsoConnection, SsoDomain, SsoIdentity, SsoLoginState
@@ -37,6 +44,7 @@ __all__ = [
     "AuditEvent",
     "Campanha",
     "Comment",
+    "CommentMention",
     "CustomField",
     "CustomFieldValue",
     "Estoque",

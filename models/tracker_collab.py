@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     JSON,
@@ -31,6 +31,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from extensions import db
 from models.base import CreatedAt, UTCDateTime, UUIDPrimaryKey, utcnow
+
+if TYPE_CHECKING:
+    from models.auth import User
 
 ACTIVITY_KINDS = (
     "created",
@@ -72,6 +75,47 @@ class Comment(UUIDPrimaryKey, CreatedAt, db.Model):
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
 
     author = relationship("User", lazy="joined")
+    # Loaded when read (the pages and the API eager-load them with the person).
+    mentions: Mapped[list[CommentMention]] = relationship(
+        back_populates="comment",
+        cascade="all, delete-orphan",
+        passive_deletes=True,
+        order_by="CommentMention.address",
+    )
+
+    @property
+    def mention_names(self) -> dict[str, str]:
+        """Each mentioned address as written (lowercased) -> the person's current name."""
+        return {m.address: m.user.name for m in self.mentions}
+
+    @property
+    def mentioned(self) -> list[User]:
+        """The people the comment mentions, each once, by name."""
+        people = {m.user_id: m.user for m in self.mentions}
+        return sorted(people.values(), key=lambda person: (person.name.casefold(), str(person.id)))
+
+
+class CommentMention(db.Model):
+    """An ``@address`` of a comment, resolved once to the member it named when it was written.
+
+    Keyed by the address as written (lowercased): the text is what a reader sees, and each
+    written address names one person even after that person moves to another address (or
+    another account takes the old one). One person may stand behind two addresses of the same
+    comment (the old one kept, the new one added); notifications count people, not rows.
+    """
+
+    __tablename__ = "comment_mentions"
+    # Deleting an account removes its mentions (the cascade reads this index).
+    __table_args__ = (Index("ix_comment_mentions_user_id", "user_id"),)
+
+    comment_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("comments.id", ondelete="CASCADE"), primary_key=True
+    )
+    address: Mapped[str] = mapped_column(String(320), primary_key=True)
+    user_id: Mapped[uuid.UUID] = mapped_column(Uuid, ForeignKey("users.id", ondelete="CASCADE"))
+
+    comment: Mapped[Comment] = relationship(back_populates="mentions")
+    user: Mapped[User] = relationship(lazy="joined", innerjoin=True)
 
 
 class IssueActivity(db.Model):

@@ -10,7 +10,7 @@ import pytest
 
 from tests.factories import captured_mail, link_token
 from tests.test_pages_tracker import HX, sign_in
-from tests.tracker.collab_support import comment, inbox, issue_url
+from tests.tracker.collab_support import change_address, comment, inbox, issue_url
 from tests.tracker.support import (
     API,
     PASSWORD,
@@ -412,3 +412,33 @@ def test_a_mention_reads_as_the_persons_name_and_code_keeps_the_address(client, 
     assert "@ninguem@fora.test não é membro" in fragment
     page = client.get(page_of(team)).get_data(as_text=True)
     assert f'title="{other}">@Nina Nova</span>' in page
+
+
+def test_a_mention_keeps_naming_the_person_after_they_change_address(client, team):
+    """The page names a mention by who it was written to, with their name of today: after
+    they move to another address, and through an edit that keeps the old one."""
+    old = team["other"].email
+    text = f"@{old} pode revisar? @ninguem@fora.test nunca foi membro."
+    member_headers = sign_in(client, team["member"])
+    posted = client.post(page_of(team) + "/comments", data={"body": text}, headers={**member_headers, **HX})
+    assert posted.status_code == 200
+    [created] = api_comments(client, team)
+
+    change_address(client, team["other"], "nina.costa@loja.test", name="Nina Costa")
+    sign_in(client, team["member"])
+    page = client.get(page_of(team)).get_data(as_text=True)
+    assert f'<span class="mention" title="{old}">@Nina Costa</span> pode revisar?' in page
+    assert "@ninguem@fora.test nunca foi membro." in page
+
+    # The author edits, keeping the old address and adding the admin: only the admin is told.
+    edited = client.post(
+        f"{page_of(team)}/comments/{created['id']}",
+        data={"body": f"{text} E @{team['admin'].email}?"},
+        headers={**sign_in(client, team["member"]), **HX},
+    )
+    fragment = edited.get_data(as_text=True)
+    assert edited.status_code == 200, fragment
+    assert f'title="{old}">@Nina Costa</span>' in fragment
+    assert f'title="{team["admin"].email}">@Artur Admin</span>' in fragment
+    assert [n["kind"] for n in inbox(client, team["other"])["notifications"]] == ["mentioned"]
+    assert [n["kind"] for n in inbox(client, team["admin"])["notifications"]] == ["mentioned"]

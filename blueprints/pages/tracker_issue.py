@@ -77,16 +77,10 @@ def timeline_context(slug: str, project_id: uuid.UUID, key: str, *, skip: int | 
         "issue_key": key,
         "can_manage": page.access.role in MANAGER_ROLES,
         "RELATION_TEXT": RELATION_TEXT,
-        "mention_names": mention_names(organizations.list_members(current_user, page.access.organization.id)),
     }
     if skip is not None:
         context["timeline"] = collaboration.timeline(current_user, slug, project_id, key, skip=skip)
     return context
-
-
-def mention_names(members) -> dict[str, str]:
-    """Each member's name by lowercase address: an @mention reads as the person's name."""
-    return {m.user.email.lower(): m.user.name for m in members}
 
 
 def mention_candidates(members) -> list[dict]:
@@ -105,7 +99,6 @@ def issue_context(slug: str, project_id: uuid.UUID, issue: IssueView, **extra) -
         "description_html": render_markdown(issue.description),
         "members": members,
         "mentionable": mention_candidates(members),
-        "mention_names": mention_names(members),
         "issue_key": issue.key,
         # The issue was just read through the access check: its timeline needs no second one.
         "timeline": collaboration.timeline_of(issue.issue),

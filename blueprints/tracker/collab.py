@@ -45,7 +45,8 @@ def list_comments(query, slug, project_id, key):
 
     `body` is Markdown as written; pages render it as they render descriptions
     (no raw HTML, sanitised). `edited` is true once the author changed it;
-    `author` is null once the account is gone.
+    `author` is null once the account is gone. `mentions` lists the members
+    its `@address` mentions named (`{id, name}`, by current name, each once).
     """
     return comments.list_comments(current_user, slug, project_id, key, query["page"], query["per_page"])
 
@@ -60,7 +61,10 @@ def create_comment(body, slug, project_id, key):
 
     `@address` mentions a member of the organization by e-mail address
     (`@ana@loja.com.br`; not inside code, at most 50 per comment): they get a
-    `mentioned` notification. The issue's creator, assignee and watchers get
+    `mentioned` notification. The address is resolved once, now: the comment's
+    `mentions` (`[{id, name}]`) keep naming that member after they change
+    address; an address of no member stays plain text and is not in
+    `mentions`. The issue's creator, assignee and watchers get
     `commented`; nobody is notified of their own comment. The text counts toward
     the organization's storage: past the plan's limit, 402 `PLAN_LIMIT_REACHED`.
     """
@@ -75,7 +79,10 @@ def create_comment(body, slug, project_id, key):
 def update_comment(body, slug, project_id, key, comment_id):
     """Edit my comment (only its author may; 403 otherwise); it is marked `edited`.
 
-    People it newly mentions are notified. Sending the same text changes nothing.
+    People it newly mentions are notified: members whose addresses are new to the
+    text and were not already in its `mentions` (an address kept from the old text
+    keeps naming the same member, even one who changed address since, and tells
+    nobody again). Sending the same text changes nothing.
     Growing it past the plan's storage answers 402.
     """
     return comments.update_comment(current_user, slug, project_id, key, comment_id, body["body"])

@@ -55,6 +55,17 @@ class Comment(ma.Schema):
     created_at = fields.DateTime(required=True)
     updated_at = fields.DateTime(required=True)
     edited = fields.Boolean(required=True, metadata={"description": "The author changed it after posting"})
+    mentions = fields.List(
+        fields.Nested(Person),
+        attribute="mentioned",
+        required=True,
+        metadata={
+            "description": (
+                "The members the body's `@address` mentions named when they were written, each once, "
+                "by current name; still them after they change address"
+            )
+        },
+    )
 
 
 class CommentPage(ma.Schema):

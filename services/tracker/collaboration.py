@@ -16,6 +16,7 @@ from models.tracker import Issue
 from models.tracker_collab import Comment, IssueActivity, IssueWatcher
 from services import unique
 from services.tracker.access import READ
+from services.tracker.comments import WITH_MENTIONS
 from services.tracker.issues import find_issue
 
 MAX_PER_PAGE = 100
@@ -100,7 +101,8 @@ def timeline_of(issue: Issue, skip: int = 0, limit: int = TIMELINE_PAGE) -> Time
     comments = db.session.scalars(
         select(Comment)
         .where(Comment.issue_id == issue.id)
-        .options(joinedload(Comment.author).lazyload(User.loja))
+        # Each comment with its mentions' people: the page names them as they are called now.
+        .options(joinedload(Comment.author).lazyload(User.loja), WITH_MENTIONS)
         .order_by(Comment.created_at.desc(), Comment.id.desc())
         .limit(wanted)
     ).all()

@@ -7,6 +7,11 @@ text: creating or growing one past the plan answers 402. ``@address`` mentions
 an organization member by e-mail address (``@ana@loja.com.br``); mentions
 inside code are text, not mentions.
 
+A mention is resolved once, when the text that carries it is written, and kept
+by account (``comment_mentions``): the comment keeps naming that person, by their
+current name, after they change address, and an edit that keeps the address
+tells nobody again.
+
 Creating, editing and deleting share-lock the issue (``FOR KEY SHARE``): a
 comment never lands on an issue being deleted (the delete waits, or the
 comment answers 404), and the delete frees exactly the bytes that are there.
@@ -22,13 +27,13 @@ from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from sqlalchemy import func, select
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import joinedload, lazyload, selectinload
 
 from extensions import db
 from models.auth import User
 from models.base import utcnow
 from models.tracker import MANAGER_ROLES, Issue, Membership
-from models.tracker_collab import Comment
+from models.tracker_collab import Comment, CommentMention
 from services.errors import ForbiddenError, NotFoundError
 from services.tracker import activity, notifications, plans, webhooks
 from services.tracker.access import READ, WRITE, Access
@@ -77,16 +82,42 @@ def mentioned_addresses(body: str) -> set[str]:
     return set(found)
 
 
-def _members_with(organization_id: uuid.UUID, addresses: set[str]) -> list[uuid.UUID]:
+# What a comment is shown with: its mentions and each mentioned person's current name.
+WITH_MENTIONS = selectinload(Comment.mentions).joinedload(CommentMention.user).lazyload(User.loja)
+
+
+def _members_with(organization_id: uuid.UUID, addresses: set[str]) -> dict[str, User]:
+    """The member each address names (its verified owner, else the oldest account claiming it)."""
     if not addresses:
-        return []
-    return list(
-        db.session.scalars(
-            select(User.id)
-            .join(Membership, Membership.user_id == User.id)
-            .where(Membership.organization_id == organization_id, User.email.in_(addresses))
-        )
+        return {}
+    holders = db.session.scalars(
+        select(User)
+        .join(Membership, Membership.user_id == User.id)
+        .where(Membership.organization_id == organization_id, User.email.in_(addresses))
+        .order_by(User.email_verified_at.is_(None), User.created_at)
+        .options(lazyload(User.loja))
     )
+    named: dict[str, User] = {}
+    for holder in holders:
+        named.setdefault(holder.email, holder)
+    return named
+
+
+def _store_mentions(comment: Comment, organization_id: uuid.UUID) -> set[uuid.UUID]:
+    """Bring the comment's mentions in line with its body; the ids of the people it mentions.
+
+    An address still in the text keeps the person it was resolved to; an address new to the
+    text is resolved against the organization's members now; one gone from it is dropped.
+    """
+    written = mentioned_addresses(comment.body)
+    kept = [m for m in comment.mentions if m.address in written]
+    known = {m.address for m in kept}
+    added = [
+        CommentMention(address=address, user_id=person.id, user=person)
+        for address, person in _members_with(organization_id, written - known).items()
+    ]
+    comment.mentions = kept + added
+    return {m.user_id for m in comment.mentions}
 
 
 def _find_comment(issue: Issue, comment_id: uuid.UUID) -> Comment:
@@ -116,7 +147,7 @@ def list_comments(
         select(Comment)
         .where(Comment.issue_id == issue.id)
         # Authors are shown by name only: skip the user's store join.
-        .options(joinedload(Comment.author).lazyload(User.loja))
+        .options(joinedload(Comment.author).lazyload(User.loja), WITH_MENTIONS)
         .order_by(Comment.created_at, Comment.id)
         .limit(per_page)
         .offset((page - 1) * per_page)
@@ -127,7 +158,9 @@ def list_comments(
 def get_comment(user: User, slug: str, project_id: uuid.UUID, key: str, comment_id: uuid.UUID) -> Comment:
     """One comment of an issue the person may read (the page shows it again after a refused edit)."""
     issue, _ = find_issue(user, slug, project_id, key, READ, bare=True)
-    comment = db.session.scalar(select(Comment).where(Comment.id == comment_id, Comment.issue_id == issue.id))
+    comment = db.session.scalar(
+        select(Comment).where(Comment.id == comment_id, Comment.issue_id == issue.id).options(WITH_MENTIONS)
+    )
     if comment is None:
         raise NotFoundError("Comment not found", reason="comment_not_found")
     return comment
@@ -139,12 +172,15 @@ def create_comment(user: User, slug: str, project_id: uuid.UUID, key: str, body:
     plans.ensure_within_limit(access.organization, "storage_bytes", size)
     plans.add_storage(issue.project_id, size)
     now = utcnow()
-    comment = Comment(issue_id=issue.id, author_id=user.id, body=body, created_at=now, updated_at=now)
+    comment = Comment(
+        issue_id=issue.id, author_id=user.id, body=body, created_at=now, updated_at=now, mentions=[]
+    )
+    mentioned = _store_mentions(comment, issue.organization_id)
     db.session.add(comment)
     db.session.flush()
     activity.record(issue.id, user.id, "comment_added", new={"id": str(comment.id)}, at=now)
     audience = notifications.Audience().add(notifications.followers(issue), "commented")
-    audience.add(_members_with(issue.organization_id, mentioned_addresses(body)), "mentioned")
+    audience.add(mentioned, "mentioned")
     notifications.deliver(issue, user.id, audience, now)
     webhooks.emit(issue.organization_id, "comment.created", webhooks.comment_data(comment, issue), user, now)
     return comment
@@ -164,15 +200,15 @@ def update_comment(
     plans.ensure_within_limit(access.organization, "storage_bytes", growth)
     if growth:
         plans.add_storage(issue.project_id, growth)
-    newly_mentioned = mentioned_addresses(body) - mentioned_addresses(comment.body)
+    # People, not addresses: one who changed address since is not mentioned anew.
+    before = {m.user_id for m in comment.mentions}
     now = utcnow()
     comment.body = body
     comment.edited = True
     comment.updated_at = now
+    newly_mentioned = _store_mentions(comment, issue.organization_id) - before
     activity.record(issue.id, user.id, "comment_edited", new={"id": str(comment.id)}, at=now)
-    audience = notifications.Audience().add(
-        _members_with(issue.organization_id, newly_mentioned), "mentioned"
-    )
+    audience = notifications.Audience().add(newly_mentioned, "mentioned")
     notifications.deliver(issue, user.id, audience, now)
     db.session.flush()
     return comment

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.tracker.support import API, Tenant, add_member, issues_url, make_project, register
+from tests.factories import captured_mail, link_token
+from tests.tracker.support import API, PASSWORD, Tenant, add_member, issues_url, make_project, register
 
 
 def issue_url(owner: Tenant, project: dict, key: str) -> str:
@@ -44,6 +45,24 @@ def received(client, who: Tenant) -> list[tuple[str, str]]:
     return [
         (n["kind"], n["issue"]["key"]) for n in reversed(inbox(client, who, per_page=100)["notifications"])
     ]
+
+
+def change_address(client, who: Tenant, email: str, name: str | None = None) -> None:
+    """``who`` moves to ``email`` (and to ``name``, given one) as a person does: the profile page
+    (any account has it), then the link e-mailed to the new address. Leaves the pages signed out."""
+    client.delete_cookie("access_token_cookie")
+    signed_in = client.post("/login", data={"email": who.email, "senha": PASSWORD})
+    assert signed_in.status_code == 302, signed_in.get_data(as_text=True)
+    form = {"email": email, "senhaAtual": PASSWORD} | ({"nome": name} if name else {})
+    with captured_mail() as outbox:
+        response = client.post(
+            "/perfil", data=form, headers={"X-CSRF-TOKEN": client.get_cookie("csrf_access_token").value}
+        )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    client.delete_cookie("access_token_cookie")
+    link = next(m for m in outbox if m["To"] == email)
+    verified = client.post(f"{API}/auth/verify-email", json={"token": link_token(link)})
+    assert verified.status_code == 204, verified.get_json()
 
 
 def watch(client, owner: Tenant, project: dict, key: str, who: Tenant) -> None:
