@@ -21,9 +21,10 @@ app with an environ built once (the server's own work, which the target is about
 test client's building of the request and wrapping of the answer is the caller's). In the
 same run, alternating with them, a bare Flask app (no
 extensions, no hooks, no ORM) whose views check the same session cookie with PyJWT and
-run the same statements (the account with its token's revocation, the batch or the
-project with the membership, the indexed probe) through one SQLAlchemy engine, and
-answer the same 204. Prints min/median/max over ``--rounds`` of the per-round medians,
+run the very statement the app's poll runs (``recommendations.QUIET_BATCH``,
+``issue_board.QUIET_BOARD``: the account with its token's logout, the batch or the project
+with the caller's standing, and the indexed probe, in one statement) through one
+SQLAlchemy engine, outside a transaction as the app does, and answer the same 204. Prints min/median/max over ``--rounds`` of the per-round medians,
 with the load average.
 """
 
@@ -73,46 +74,41 @@ def _build(recs: int, issues: int) -> tuple[str, str, str, str]:
 
 
 def bare_app(engine, secret: str):
-    """The floor: the same cookie check and statements, nothing else."""
+    """The floor: the same cookie check and statement, nothing else."""
     import jwt
     from flask import Flask, abort, make_response, request
-    from sqlalchemy import bindparam, text
-    from sqlalchemy.types import Uuid
 
-    from models.base import UTCDateTime
+    from services.stock.recommendations import QUIET_BATCH
+    from services.tracker.issue_board import QUIET_BOARD
 
-    user_sql = text(
-        "SELECT u.id, u.papel, u.banned, u.sessions_valid_after, "
-        "EXISTS (SELECT 1 FROM revoked_access_tokens r WHERE r.jti = :jti) FROM users u WHERE u.id = :uid"
-    ).bindparams(bindparam("uid", type_=Uuid))
-    lote_sql = text("SELECT id FROM lotes WHERE id = :lote").bindparams(bindparam("lote", type_=Uuid))
-    rec_probe = text(
-        "SELECT id FROM recomendacoes WHERE lote_id = :lote AND ultima_acao_em > :moment LIMIT 1"
-    ).bindparams(bindparam("lote", type_=Uuid), bindparam("moment", type_=UTCDateTime))
-    access_sql = text(
-        "SELECT p.id, p.issue_count, o.suspended, m.role FROM workspaces w "
-        "JOIN organizations o ON o.id = w.organization_id "
-        "JOIN projects p ON p.id = :project AND p.workspace_id = w.id "
-        "LEFT JOIN memberships m ON m.organization_id = o.id AND m.user_id = :uid WHERE w.slug = :slug"
-    ).bindparams(bindparam("project", type_=Uuid), bindparam("uid", type_=Uuid))
-    issue_probe = text(
-        "SELECT id FROM issues WHERE project_id = :project AND updated_at > :moment LIMIT 1"
-    ).bindparams(bindparam("project", type_=Uuid), bindparam("moment", type_=UTCDateTime))
+    # The very statements the app's polls run: the account and its token's logout, the batch or
+    # the project with the caller's standing, and the indexed probe, in one statement each.
+    batch_sql, board_sql = QUIET_BATCH.statement, QUIET_BOARD.statement
     app = Flask("bare")
 
-    def account(conn):
+    def session() -> tuple[dict, dict]:
         try:
             claims = jwt.decode(request.cookies.get("access_token_cookie", ""), secret, algorithms=["HS256"])
-            user_id = uuid.UUID(claims["sub"])
+            params = {"account_id": uuid.UUID(claims["sub"]), "jti": claims["jti"]}
         except (jwt.PyJWTError, KeyError, ValueError):
             abort(401)
-        row = conn.execute(user_sql, {"jti": claims.get("jti"), "uid": user_id}).first()
-        if row is None or row[2] or row[4]:
-            abort(401)
-        return user_id, row[1]
+        return claims, params
+
+    def holds(claims: dict, row) -> bool:
+        if row is None or row.banned or row.denied:
+            return False
+        valid_after = row.sessions_valid_after
+        return not (valid_after and claims.get("ts", claims.get("iat", 0)) < valid_after.timestamp())
 
     def moment(version: str) -> datetime:
         return datetime.strptime(version[:22], "%Y%m%dT%H%M%S%f").replace(tzinfo=UTC) - timedelta(seconds=5)
+
+    def read(statement, params: dict):
+        # As ``DriverRead.first_alone``: one statement, no transaction (autocommit on PostgreSQL).
+        with engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+            return conn.execute(statement, params).first()
 
     def nothing():
         response = make_response("", 204)
@@ -122,30 +118,25 @@ def bare_app(engine, secret: str):
 
     @app.get("/lotes/<lid>/mudancas")
     def lote(lid):
-        with engine.connect() as conn:
-            _user_id, papel = account(conn)
-            if papel is None:
-                abort(403)
-            lote_id = uuid.UUID(lid)
-            if conn.execute(lote_sql, {"lote": lote_id}).first() is None:
-                abort(404)
-            since = moment(request.args["desde"])
-            if conn.execute(rec_probe, {"lote": lote_id, "moment": since}).first() is not None:
-                abort(409)  # the bench measures the quiet case only
+        claims, params = session()
+        params.update(lote_id=uuid.UUID(lid), moment=moment(request.args["desde"]))
+        row = read(batch_sql, params)
+        if not holds(claims, row) or row.papel is None or not row.found:
+            abort(403)
+        if row.decided:
+            abort(409)  # the bench measures the quiet case only
         return nothing()
 
     @app.get("/tracker/w/<slug>/p/<pid>/board/changes")
     def board(slug, pid):
-        with engine.connect() as conn:
-            user_id, _papel = account(conn)
-            project_id = uuid.UUID(pid)
-            project = conn.execute(access_sql, {"project": project_id, "uid": user_id, "slug": slug}).first()
-            if project is None or project[3] is None:
-                abort(404)
-            stamp, _dot, count = request.args["since"].partition(".")
-            probe = conn.execute(issue_probe, {"project": project_id, "moment": moment(stamp)}).first()
-            if probe is not None or count != str(project[1]):
-                abort(409)
+        claims, params = session()
+        stamp, _dot, count = request.args["since"].partition(".")
+        params.update(slug=slug, project_id=uuid.UUID(pid), moment=moment(stamp))
+        row = read(board_sql, params)
+        if not holds(claims, row) or row.role is None or row.suspended or row.issue_count is None:
+            abort(404)
+        if row.changed or count != str(row.issue_count):
+            abort(409)
         return nothing()
 
     return app

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import inspect
-from sqlalchemy.engine import CursorResult, Dialect
+from sqlalchemy.engine import Connection, CursorResult, Dialect, Engine
 from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.attributes import instance_dict
 from sqlalchemy.sql import Select
@@ -44,14 +44,51 @@ class DriverRead:
 
     def first(self, params: dict[str, Any]) -> tuple | None:
         connection, compiled = self._connection()
+        return self._first_on(connection, compiled, params)
+
+    def first_alone(self, params: dict[str, Any]) -> tuple | None:
+        """``first`` for a request that reads nothing else: its one statement on a connection
+        of the pool, without the session or a transaction (autocommit on PostgreSQL; SQLite's
+        connections read without one, ``app.register_database_hooks``), so that it is the
+        request's one round trip, with no BEGIN and no COMMIT. A session bound to a
+        connection (the test suite's, inside its transaction) reads through that."""
+        if isinstance(db.session.session_factory.kw.get("bind"), Connection):
+            return self.first(params)
+        engine = db.engine
+        postgres = engine.dialect.name == "postgresql"
+        compiled = None if _listened(engine) else self._prepared_for(engine.dialect)
+        if compiled is None:
+            with engine.connect() as connection:
+                if postgres:
+                    connection.execution_options(isolation_level="AUTOCOMMIT")
+                return connection.execute(self.statement, params).first()
+        # The pool's connection as it is, without a ``Connection`` and its isolation level
+        # set and reset: the driver's autocommit, put back before the pool takes it again.
+        pooled = engine.raw_connection()
+        try:
+            if postgres:
+                pooled.driver_connection.autocommit = True
+            try:
+                return self._fetch_one(pooled, compiled, params, engine.dialect)
+            finally:
+                if postgres:
+                    pooled.driver_connection.autocommit = False
+        finally:
+            pooled.close()
+
+    def _first_on(self, connection: Connection, compiled: _Compiled | None, params: dict[str, Any]):
         if compiled is None:
             return connection.execute(self.statement, params).first()
-        cursor = connection.connection.cursor()
+        return self._fetch_one(connection.connection, compiled, params, connection.dialect)
+
+    @staticmethod
+    def _fetch_one(dbapi_connection: Any, compiled: _Compiled, params: dict[str, Any], dialect: Dialect):
+        cursor = dbapi_connection.cursor()
         try:
             cursor.execute(compiled.sql, compiled.arguments(params))
             row = cursor.fetchone()
             if compiled.results is None:
-                compiled.learn(cursor.description, connection.dialect)
+                compiled.learn(cursor.description, dialect)
         finally:
             cursor.close()
         return None if row is None else compiled.shaped(row)
@@ -76,11 +113,14 @@ class DriverRead:
         if session.autoflush:
             session.flush()
         connection = session.connection()
-        if connection.dispatch.before_cursor_execute or connection.dispatch.after_cursor_execute:
-            return connection, None
-        name = connection.dialect.name
-        compiled = self._compiled[name] if name in self._compiled else self._compile(connection.dialect)
-        return connection, compiled
+        return connection, self._prepared(connection)
+
+    def _prepared(self, connection: Connection) -> _Compiled | None:
+        return None if _listened(connection) else self._prepared_for(connection.dialect)
+
+    def _prepared_for(self, dialect: Dialect) -> _Compiled | None:
+        name = dialect.name
+        return self._compiled[name] if name in self._compiled else self._compile(dialect)
 
     def _compile(self, dialect: Dialect) -> _Compiled | None:
         compiled = self.statement.compile(dialect=dialect)
@@ -102,6 +142,11 @@ class DriverRead:
             )
         self._compiled[dialect.name] = entry
         return entry
+
+
+def _listened(target: Connection | Engine) -> bool:
+    """Whether a listener of the cursor events (statement tracing, counting) wants to see them."""
+    return bool(target.dispatch.before_cursor_execute or target.dispatch.after_cursor_execute)
 
 
 @dataclass(slots=True)

@@ -82,6 +82,19 @@ def is_denied(jti: str) -> bool:
     return denial_and_account(jti, None)[0]
 
 
+def denied_outside_database(jti: str) -> bool | None:
+    """Whether Redis holds a logout of ``jti``: False without Redis (the database's deny list is
+    then read with the account, ``live_polls``), None when Redis does not answer (the caller
+    then goes the full way, which reads the database meanwhile)."""
+    client = _client()
+    if client is None:
+        return False
+    try:
+        return bool(client.exists(_PREFIX + jti))
+    except redis.RedisError:
+        return None
+
+
 def denial_and_account(jti: str, account_id: uuid.UUID | None) -> tuple[bool, User | None]:
     """Whether a logout ended the access token ``jti``, and the account ``account_id`` (the
     token's subject; None when not asked for or missing). With the deny-list in the database

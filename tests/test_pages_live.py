@@ -5,20 +5,24 @@ page's own refusal."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import event, update
 
+from extensions import db
+from models.auth import User
 from models.base import utcnow
 from models.tracker import Issue
-from tests.factories import make_user
+from tests.factories import PASSWORD, make_user
 from tests.test_pages_remanejamento import hx, small_network, text
 from tests.test_pages_remanejamento import sign_in as stock_sign_in
 from tests.test_pages_tracker import HX, board_path, issues_url
 from tests.test_pages_tracker import sign_in as tracker_sign_in
-from tests.tracker.support import add_member, make_issue, make_project, register, statuses
+from tests.test_sessions import redis_denylist  # noqa: F401 (a fixture)
+from tests.tracker.support import API, add_member, make_issue, make_project, register, statuses
 
 
 def live_source(body: str) -> tuple[str, str]:
@@ -223,3 +227,178 @@ def test_who_may_not_open_the_board_gets_the_boards_refusal(client, team):
     assert page.status_code == live.status_code == 404
     assert live.get_data(as_text=True) == page.get_data(as_text=True)
     assert "Website" not in live.get_data(as_text=True)
+
+
+# --- what a quiet poll costs, and whom it still refuses ----------------------------------------
+
+
+@contextlib.contextmanager
+def statements(app):
+    """The statements the requests inside run (the suite's SAVEPOINTs left out)."""
+    seen: list[str] = []
+
+    def record(_conn, _cursor, statement, *_args):
+        if not statement.lstrip().upper().startswith(("SAVEPOINT", "RELEASE", "ROLLBACK TO")):
+            seen.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def test_a_quiet_batch_poll_is_one_statement(app, client, net, planners):
+    url, version, ids = _open_batch(client, planners[0], net["lote"])
+    with statements(app) as seen:
+        response = client.get(url, query_string={"desde": version, "ids": ",".join(ids)}, headers=hx())
+    assert response.status_code == 204
+    # The session's account and logout, the role, the batch and the probe: one round trip.
+    assert len(seen) == 1, seen
+    assert all(table in seen[0] for table in ("users", "revoked_access_tokens", "lotes", "recomendacoes"))
+
+
+def test_a_quiet_board_poll_is_one_statement(app, client, team):
+    url, version = _open_board(client, team["member"], team)
+    with statements(app) as seen:
+        response = client.get(url, query_string={"since": version}, headers=HX)
+    assert response.status_code == 204
+    assert len(seen) == 1, seen
+    assert all(table in seen[0] for table in ("users", "revoked_access_tokens", "memberships", "issues"))
+
+
+def _end_sessions(user_id) -> None:
+    user = db.session.get(User, user_id)
+    user.sessions_valid_after = utcnow() + timedelta(seconds=1)
+    db.session.commit()
+
+
+def _log_out_keeping_a_copy(app, client):
+    """The page's logout; a copy of the cookie taken before it, as a thief would keep it."""
+    stolen = client.get_cookie("access_token_cookie").value
+    csrf = client.get_cookie("csrf_access_token").value
+    assert client.post("/logout", data={"csrf_token": csrf}).status_code == 302
+    thief = app.test_client()
+    thief.set_cookie("access_token_cookie", stolen)
+    return thief
+
+
+def _to_login(response) -> bool:
+    return response.status_code in (200, 204, 302) and response.headers.get("HX-Redirect", "").startswith(
+        "/login"
+    )
+
+
+def test_a_logged_out_or_ended_session_gets_no_quiet_answer(app, client, net, planners, team):
+    url, version, ids = _open_batch(client, planners[0], net["lote"])
+    query = {"desde": version, "ids": ",".join(ids)}
+    assert client.get(url, query_string=query, headers=hx()).status_code == 204
+    thief = _log_out_keeping_a_copy(app, client)
+    assert _to_login(thief.get(url, query_string=query, headers=hx()))
+
+    # Sessions ended (a password change, an admin's "end sessions"): the cookie still decodes.
+    url, version, ids = _open_batch(client, planners[1], net["lote"])
+    query = {"desde": version, "ids": ",".join(ids)}
+    assert client.get(url, query_string=query, headers=hx()).status_code == 204
+    _end_sessions(planners[1].id)
+    assert _to_login(client.get(url, query_string=query, headers=hx()))
+
+    board_url, board_version = _open_board(client, team["member"], team)
+    assert client.get(board_url, query_string={"since": board_version}, headers=HX).status_code == 204
+    thief = _log_out_keeping_a_copy(app, client)
+    assert _to_login(thief.get(board_url, query_string={"since": board_version}, headers=HX))
+
+
+def test_a_banned_account_gets_no_quiet_answer(client, net, planners):
+    url, version, ids = _open_batch(client, planners[0], net["lote"])
+    query = {"desde": version, "ids": ",".join(ids)}
+    assert client.get(url, query_string=query, headers=hx()).status_code == 204
+    planners[0].banned = True
+    db.session.commit()
+    assert _to_login(client.get(url, query_string=query, headers=hx()))
+
+
+def test_with_redis_a_logout_there_ends_the_quiet_answer(app, client, net, planners, redis_denylist):  # noqa: F811
+    url, version, ids = _open_batch(client, planners[0], net["lote"])
+    query = {"desde": version, "ids": ",".join(ids)}
+    assert client.get(url, query_string=query, headers=hx()).status_code == 204
+    before = set(redis_denylist.scan_iter("giro:revoked-access:*"))
+    thief = _log_out_keeping_a_copy(app, client)
+    added = set(redis_denylist.scan_iter("giro:revoked-access:*")) - before
+    try:
+        assert len(added) == 1
+        assert _to_login(thief.get(url, query_string=query, headers=hx()))
+    finally:
+        if added:
+            redis_denylist.delete(*added)
+
+
+def test_who_loses_the_stock_role_while_the_batch_is_open_is_refused(client, net, planners):
+    url, version, ids = _open_batch(client, planners[0], net["lote"])
+    query = {"desde": version, "ids": ",".join(ids)}
+    assert client.get(url, query_string=query, headers=hx()).status_code == 204
+    planners[0].papel = None
+    db.session.commit()
+    refused = client.get(url, query_string=query, headers=hx())
+    assert refused.status_code == 403 and text(refused) == text(
+        client.get(f"/lotes/{net['lote'].id}", headers=hx())
+    )
+    # A batch that is not there is 404, quiet or not.
+    planners[0].papel = "planejador"
+    db.session.commit()
+    missing = url.replace(str(net["lote"].id), "00000000-0000-0000-0000-000000000000")
+    assert client.get(missing, query_string=query, headers=hx()).status_code == 404
+
+
+def test_who_leaves_the_organization_while_the_board_is_open_is_refused(client, team):
+    url, version = _open_board(client, team["member"], team)
+    assert client.get(url, query_string={"since": version}, headers=HX).status_code == 204
+    owner, member = team["owner"], team["member"]
+    removed = client.delete(
+        f"{API}/organizations/{owner.org_id}/members/{member.user_id}", headers=owner.headers
+    )
+    assert removed.status_code == 204, removed.get_json()
+    # The member's open board, same cookie.
+    refused = client.get(url, query_string={"since": version}, headers=HX)
+    # As to anyone outside: the board is not there, and nothing says it is.
+    assert refused.status_code == 404 and "Website" not in refused.get_data(as_text=True)
+    # Another project id in the same workspace is no quieter.
+    tracker_sign_in(client, owner)
+    other = url.replace(str(team["project"]["id"]), "00000000-0000-0000-0000-000000000000")
+    assert client.get(other, query_string={"since": version}, headers=HX).status_code == 404
+
+
+@pytest.mark.committing
+def test_on_the_pools_own_connection_the_poll_refuses_as_before(app, client):
+    """Outside the suite's transaction (as served) a quiet poll reads on a connection of the
+    pool, in autocommit on PostgreSQL: it answers 204, a lost role and a logout still tell, and
+    the connection goes back to the pool fit for a transaction."""
+    with app.app_context():
+        lote_id = small_network()["lote"].id
+        planner = make_user(papel="planejador", name="Paula Planejadora")
+        db.session.commit()
+        email, planner_id = planner.email, planner.id
+    assert client.post("/login", data={"email": email, "senha": PASSWORD}).status_code == 302
+    body = text(client.get(f"/lotes/{lote_id}"))
+    url, version = live_source(body)
+    query = {"desde": version, "ids": ",".join(re.findall(r'<tr id="rec-([0-9a-f-]{36})"', body))}
+    for _ in range(3):
+        assert client.get(url, query_string=query, headers=hx()).status_code == 204
+    with app.app_context():
+        db.session.get(User, planner_id).papel = None
+        db.session.commit()
+    assert client.get(url, query_string=query, headers=hx()).status_code == 403
+    with app.app_context():
+        db.session.get(User, planner_id).papel = "planejador"
+        db.session.commit()
+    assert client.get(url, query_string=query, headers=hx()).status_code == 204
+    thief = _log_out_keeping_a_copy(app, client)
+    assert _to_login(thief.get(url, query_string=query, headers=hx()))
+    with app.app_context(), db.engine.connect() as connection:
+        # Back in the pool as it left: transactions begin again (a write rolled back is gone).
+        with connection.begin() as transaction:
+            connection.execute(update(User).where(User.id == planner_id).values(name="Outra"))
+            transaction.rollback()
+        assert db.session.get(User, planner_id).name == "Paula Planejadora"

@@ -242,7 +242,15 @@ def lote(lid: str):
     return response
 
 
+def _nothing_decided(caller: live.Caller, lid: str) -> bool:
+    """The poll's quiet case in one statement (``live.quiet_poll``)."""
+    lote_id = optional_uuid(lid)
+    moment = live.changed_after(request.args.get("desde"))
+    return lote_id is not None and moment is not None and recommendations.batch_quiet(caller, lote_id, moment)
+
+
 @blp.route("/lotes/<lid>/mudancas")
+@live.quiet_poll(_nothing_decided)
 @page_login_required(stock=True)
 def changes(lid: str):
     """Live updates of an open batch page (``blueprints.pages.live``): 204 while nothing the user

@@ -267,7 +267,15 @@ def board(slug: str, project_id: uuid.UUID):
     return render_page("tracker/board.html", "board_columns", **board_context(slug, project_id))
 
 
+def _board_untouched(caller: live.Caller, slug: str, project_id: uuid.UUID) -> bool:
+    """The poll's quiet case in one statement (``live.quiet_poll``)."""
+    held, _dot, count = request.args.get("since", "").partition(".")
+    moment = live.changed_after(held)
+    return moment is not None and issue_board.board_quiet(caller, slug, project_id, moment, count)
+
+
 @blp.route("/w/<slug>/p/<uuid:project_id>/board/changes")
+@live.quiet_poll(_board_untouched)
 @page_login_required()
 def board_changes(slug: str, project_id: uuid.UUID):
     """Live updates of an open board (``blueprints.pages.live``): 204 while no issue of the

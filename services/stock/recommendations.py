@@ -20,7 +20,20 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import namedtuple_row, scalar_row
-from sqlalchemy import Integer, Row, String, and_, bindparam, case, exists, false, func, or_, select
+from sqlalchemy import (
+    Integer,
+    Row,
+    String,
+    and_,
+    bindparam,
+    case,
+    exists,
+    false,
+    func,
+    literal_column,
+    or_,
+    select,
+)
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -28,6 +41,7 @@ from models.auth import User
 from models.base import UTCDateTime
 from models.stock import Loja, Produto
 from models.stock_batches import STATUS_RECOMENDACAO, Lote, Recomendacao
+from services import live_polls
 from services.errors import (
     NotFoundError,
 )
@@ -182,6 +196,43 @@ def changed_after(lote_id: uuid.UUID, user: User, moment: datetime | None) -> bo
         raise missing_lote()
     # A page without a version of ours gets the rows as they are.
     return moment is None or (scope != "none" and bool(row[1]))
+
+
+def _quiet_batch() -> DriverRead:
+    """The session's account (``live_polls``) with its stock role, whether the batch exists, and
+    whether a row of it that the account sees was decided after ``moment`` (``visible_condition``
+    written on the account's columns, as ``_decided_after`` writes it for each case)."""
+    users, recs = User.__table__, Recomendacao.__table__
+    lote_id = bindparam("lote_id", type_=Lote.id.type)
+    sees = or_(
+        # Written into the SQL: ``DriverRead`` binds only the named parameters.
+        users.c.papel != literal_column("'gerente_loja'"),
+        recs.c.origem_id == users.c.loja_id,
+        recs.c.destino_id == users.c.loja_id,
+    )
+    decided = exists().where(
+        recs.c.lote_id == lote_id, recs.c.ultima_acao_em > bindparam("moment", type_=UTCDateTime), sees
+    )
+    found = exists().where(Lote.__table__.c.id == lote_id)
+    return DriverRead(
+        select(*live_polls.account_columns(), users.c.papel, found.label("found"), decided.label("decided"))
+        .select_from(users)
+        .where(users.c.id == live_polls.ACCOUNT_ID)
+    )
+
+
+# Built once: an open batch page runs it every few seconds (and benchmarks/live_polls.py's bare app).
+QUIET_BATCH = _quiet_batch()
+
+
+def batch_quiet(caller: live_polls.Caller, lote_id: uuid.UUID, moment: datetime) -> bool:
+    """A live poll's "nothing changed" in one statement: the session holds, the account has a
+    stock role, the batch exists and ``changed_after`` would say False. Anything else is False
+    and the poll goes the full way (its refusal, or the changed rows)."""
+    row = QUIET_BATCH.first_alone({**caller.params(), "lote_id": lote_id, "moment": moment})
+    if row is None or not live_polls.session_holds(caller, row.banned, row.sessions_valid_after, row.denied):
+        return False
+    return row.papel is not None and bool(row.found) and not row.decided
 
 
 def changed_among(

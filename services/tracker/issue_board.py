@@ -7,12 +7,13 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from sqlalchemy import bindparam, exists, select
+from sqlalchemy import and_, bindparam, exists, select
 
 from extensions import db
 from models.auth import User, initials
 from models.base import UTCDateTime
-from models.tracker import PRIORITIES, Issue, IssueLabel, Label
+from models.tracker import PRIORITIES, Issue, IssueLabel, Label, Membership, Organization, Project, Workspace
+from services import live_polls
 from services.rows import DriverRead
 from services.tracker.access import READ, project_brief_access
 from services.tracker.issue_reads import AssigneeUser, LabelBrief, children_count, plan_list
@@ -130,6 +131,64 @@ _CHANGED_AFTER = DriverRead(
         .label("changed")
     )
 )
+
+
+def _quiet_board() -> DriverRead:
+    """The session's account (``live_polls``), its role in the workspace's organization, whether
+    that is suspended, the project's issue count (NULL when the workspace has no such project)
+    and whether one of its issues changed after ``moment``: ``project_brief_access`` and
+    ``_CHANGED_AFTER`` in one statement."""
+    users, workspaces, projects = User.__table__, Workspace.__table__, Project.__table__
+    organizations, memberships = Organization.__table__, Membership.__table__
+    project_id = bindparam("project_id", type_=projects.c.id.type)
+    changed = exists().where(
+        Issue.__table__.c.project_id == project_id,
+        Issue.__table__.c.updated_at > bindparam("moment", type_=UTCDateTime),
+    )
+    return DriverRead(
+        select(
+            *live_polls.account_columns(),
+            memberships.c.role,
+            organizations.c.suspended,
+            projects.c.issue_count,
+            changed.label("changed"),
+        )
+        .select_from(users)
+        .outerjoin(workspaces, workspaces.c.slug == bindparam("slug"))
+        .outerjoin(organizations, organizations.c.id == workspaces.c.organization_id)
+        .outerjoin(
+            memberships,
+            and_(
+                memberships.c.organization_id == workspaces.c.organization_id,
+                memberships.c.user_id == users.c.id,
+            ),
+        )
+        .outerjoin(projects, and_(projects.c.id == project_id, projects.c.workspace_id == workspaces.c.id))
+        .where(users.c.id == live_polls.ACCOUNT_ID)
+    )
+
+
+# Built once: an open board runs it every few seconds (and benchmarks/live_polls.py's bare app).
+QUIET_BOARD = _quiet_board()
+
+
+def board_quiet(
+    caller: live_polls.Caller, slug: str, project_id: uuid.UUID, moment: datetime, count: str
+) -> bool:
+    """A live poll's "nothing changed" in one statement: the session holds, the account may read
+    the project (a member of its organization, not suspended), ``count`` is still its issue count
+    and ``board_changed`` would say False. Anything else is False and the poll goes the full way
+    (its refusal, or the board)."""
+    if "\x00" in slug:
+        return False
+    row = QUIET_BOARD.first_alone(
+        {**caller.params(), "slug": slug, "project_id": project_id, "moment": moment}
+    )
+    if row is None or not live_polls.session_holds(caller, row.banned, row.sessions_valid_after, row.denied):
+        return False
+    if row.role is None or row.suspended or row.issue_count is None:
+        return False
+    return count == str(row.issue_count) and not row.changed
 
 
 def card_of(view: IssueView) -> CardRow:
