@@ -18,6 +18,9 @@ from tests.servers import free_port, start_gunicorn, stop
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 STATIC_JS = Path(__file__).resolve().parents[1] / "static" / "js"
+# Reads the code, or talks to a server of its own with no query that tells the databases apart:
+# run once when `make test` runs both.
+code_only = pytest.mark.any_database(on="sqlite")
 
 
 def _directives(response) -> dict[str, str]:
@@ -63,6 +66,7 @@ INLINE_CODE = {
 }
 
 
+@code_only
 def test_no_template_has_inline_script_or_style():
     found = [
         f"{path.relative_to(TEMPLATES)}: {what}"
@@ -73,6 +77,7 @@ def test_no_template_has_inline_script_or_style():
     assert found == []
 
 
+@code_only
 def test_the_inline_code_check_catches_what_it_looks_for():
     samples = {
         "script block": "<script>alert(1)</script>",
@@ -90,6 +95,7 @@ def test_the_inline_code_check_catches_what_it_looks_for():
     assert not any(pattern.search(allowed) for pattern in INLINE_CODE.values())
 
 
+@code_only
 def test_templates_load_only_scripts_that_exist():
     sources = {
         match
@@ -205,6 +211,7 @@ def test_oversized_headers_are_431_in_the_dialect_of_its_service(client):
     assert client.get("/api/v1/lojas", headers={"X-Padding": "p" * 1000}).status_code == 401
 
 
+@code_only
 def test_gunicorn_refuses_only_what_the_app_would_refuse_anyway():
     settings: dict = {}
     exec(Path(__file__).resolve().parents[1].joinpath("gunicorn.conf.py").read_text(), settings)
@@ -227,6 +234,7 @@ def _raw(port: int, request: bytes) -> tuple[str, dict[str, str], bytes]:
 
 
 @pytest.mark.committing
+@code_only
 def test_what_gunicorn_refuses_itself_is_answered_in_json(app, tmp_path):
     env = {
         **os.environ,

@@ -369,6 +369,7 @@ def test_two_app_processes_behave_as_one(queue_app):
             stop(process)
 
 
+@pytest.mark.any_database(on="sqlite")  # prometheus's files
 def test_metrics_of_the_two_processes_add_up_in_multiprocess_mode(queue_app, tmp_path):
     """With PROMETHEUS_MULTIPROC_DIR (deploy/gunicorn.conf.py) gunicorn's workers share their counts."""
     app = queue_app

@@ -17,6 +17,9 @@ from tests.conftest import IsolatedClient
 from tests.factories import PASSWORD, make_user
 
 ROOT = Path(__file__).resolve().parent.parent
+# Reads the code, or talks to a server of its own with no query that tells the databases apart:
+# run once when `make test` runs both.
+code_only = pytest.mark.any_database(on="sqlite")
 # The classes a service refuses with (``services/errors.py`` and their subclasses).
 DOMAIN_ERRORS = {
     "DomainError",
@@ -62,6 +65,7 @@ def _reasons_in_services() -> dict[str, str]:
 # --- reasons -----------------------------------------------------------------------------------
 
 
+@code_only
 def test_every_refusal_a_service_raises_names_its_reason():
     missing = []
     for path, tree in _sources("services"):
@@ -76,6 +80,7 @@ def test_every_refusal_a_service_raises_names_its_reason():
     assert not missing, f"refusals without a reason: {missing}"
 
 
+@code_only
 def test_every_reason_the_services_raise_has_pt_br_text():
     found = _reasons_in_services()
     missing = {reason: where for reason, where in found.items() if reason not in REASON_TEXT}
@@ -100,6 +105,7 @@ def test_reasons_stay_out_of_the_api_bodies(client, ctx):
 # --- structure ---------------------------------------------------------------------------------
 
 
+@code_only
 def test_page_modules_hold_no_sql():
     """Views reach the database only through services; the toolkit alone rolls a refusal back."""
     offenders = []
@@ -140,6 +146,7 @@ def _camel_keys(tree: ast.AST) -> list[int]:
     return lines
 
 
+@code_only
 def test_stock_services_build_no_api_bodies():
     """Stock services answer models and dataclasses with snake_case attributes; the schemas alone
     name them in camelCase on the wire (``data_key``), and the services take no API bodies."""
@@ -149,6 +156,7 @@ def test_stock_services_build_no_api_bodies():
     assert not offenders, offenders
 
 
+@code_only
 def test_the_structural_check_sees_a_camel_case_body():
     tree = ast.parse(
         'def out(rec):\n    return {"loteId": rec.lote_id}\n\ndef read(body):\n    return body["qtdMinima"]\n'
@@ -251,11 +259,13 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+@code_only
 def test_the_application_imports_without_cycles():
     cycles = _cycles(_import_graph(_application_sources()))
     assert not cycles, f"{len(cycles)} import cycle(s): {cycles}"
 
 
+@code_only
 def test_the_cycle_check_sees_deferred_and_named_imports():
     def module(source: str) -> tuple[Path, ast.Module]:
         return ROOT / "services" / "example.py", ast.parse(source)
@@ -290,6 +300,7 @@ def _long_functions(folder: str, limit: int) -> list[str]:
     ]
 
 
+@code_only
 def test_no_service_function_is_longer_than_80_lines():
     offenders = _long_functions("services", FUNCTION_LINES_MAX)
     assert not offenders, f"{len(offenders)} function(s) over {FUNCTION_LINES_MAX} lines: {offenders}"

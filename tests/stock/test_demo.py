@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import func, select
 
 from extensions import db
@@ -178,6 +179,7 @@ def _token(client, email: str) -> str:
     return response.get_json()["accessToken"]
 
 
+@pytest.mark.any_database(on="sqlite")  # the generator and the CLI's options
 def test_small_network_respects_the_options(app, runner):
     output = load(runner, "--stores", "3", "--products", "6", "--seed", "11")
     assert "2 CDs, 3 stores, 6 products" in output
@@ -187,6 +189,7 @@ def test_small_network_respects_the_options(app, runner):
         assert db.session.scalar(select(func.count(func.distinct(Venda.data)))) == 90
 
 
+@pytest.mark.any_database(on="sqlite")  # the generator and the CLI's options
 def test_same_seed_same_network(app, runner):
     load(runner, "--stores", "3", "--products", "6", "--seed", "5")
     first = network_values(app)
@@ -197,6 +200,7 @@ def test_same_seed_same_network(app, runner):
     assert other["sales"] != first["sales"]
 
 
+@pytest.mark.any_database(on="sqlite")  # the generator and the CLI's options
 def test_existing_data_is_left_alone_without_replace(app, runner, ctx):
     make_loja(codigo="MINHA-01")
     db.session.commit()
@@ -212,6 +216,7 @@ def test_existing_data_is_left_alone_without_replace(app, runner, ctx):
     assert "Demo accounts" not in output
 
 
+@pytest.mark.any_database(on="sqlite")  # the generator and the CLI's options
 def test_if_empty_over_the_demo_reminds_the_credentials(app, runner):
     load(runner, "--stores", "3", "--products", "6")
     before = network_values(app)
