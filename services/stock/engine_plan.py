@@ -19,6 +19,7 @@ import numpy as np
 from services.stock.engine_cells import CellValues, cell_values
 from services.stock.engine_contract import EngineInput, EngineRules
 from services.stock.engine_demand import Demand, expected_sales, pmf_step, prob_at_least, prob_exactly
+from services.stock.engine_polish import polish
 from services.stock.engine_routing import (
     ROUTING_PASSES,
     Destinations,
@@ -108,9 +109,9 @@ def plan(
         dest, q_cell, avail, ok_, on, is_cd, key, cost, rules.priorizar_cd, qmin, qmax, n_items
     )
     kept = _prune_routes(routed, inputs, rules, cells, cost, min_gain)
-    if unit_budget is not None:
-        return kept
-    return top_up(kept, dest, cells, avail, is_cd, keep_cd, qmin, qmax, min_gain)
+    if unit_budget is None:
+        kept = top_up(kept, dest, cells, avail, is_cd, keep_cd, qmin, qmax, min_gain)
+    return polish(kept, dest, cells, avail, is_cd, keep_cd, cost, (rules.priorizar_cd, qmin, qmax, min_gain))
 
 
 def _destination_units(

@@ -1,6 +1,6 @@
 """The engine's choices seen in a generated batch: sizes never on the shelf, sizes a store was
 never given, shared trips, the per-unit bar net of the trip, lots riding a trip another item
-pays (docs/engine.md §1, §2 and §4),
+pays, the origin losing least after the search (docs/engine.md §1, §2 and §4),
 through the CLI and the API."""
 
 from __future__ import annotations
@@ -285,3 +285,26 @@ def test_twin_stores_without_that_outcome_share_the_cd_evenly(client, runner, ad
     burnt, twin = two_twin_stores_one_of_which_got_goods_that_did_not_sell(client, admin, received=False)
     generate(runner)
     assert abs(_units_to(client, admin, burnt) - _units_to(client, admin, twin)) <= 1
+
+
+def test_a_lot_comes_from_the_origin_that_loses_least_not_the_nearest(client, runner, admin):
+    """Loja Falta needs one lot. Loja Vizinha, 4 km away, holds three units beyond what its own
+    next 14 days need, but each of them would still sell there now and then; the CD, 100 km
+    away, keeps nothing back. Routing picks the cheaper trip, next door; the search after it
+    moves the lot to the CD: its trip costs 0.1 expected units sold more, and the neighbour
+    keeps more sales than the CD gives up (0.05 a unit, kept for later weeks)."""
+    destino = make_loja(nome="Loja Falta", lat=-23.55, lng=-46.63)
+    vizinha = make_loja(nome="Loja Vizinha", lat=-23.59, lng=-46.63)
+    cd = make_loja(nome="CD Campinas", is_cd=True, lat=-22.65, lng=-46.63)
+    produto = make_produto(nome="Boné", tamanhos=("U",))
+    set_stock(destino, produto, U=5)
+    add_sales(destino, produto, "U", [1, 0] * 15, end=ON)
+    set_stock(vizinha, produto, U=12)
+    add_sales(vizinha, produto, "U", [1, 1, 0, 1, 0] * 6, end=ON)
+    set_stock(cd, produto, U=30)
+    put_rules(client, admin, priorizarCd=False, qtdMinima=3, qtdMaxima=3, custoEnvio=0, custoKm=1)
+    generate(runner)
+    recs = batch_recs(client, admin)
+    assert [(r["origemId"], r["lojaDestinoId"], r["quantidade"]) for r in recs] == [
+        (str(cd.id), str(destino.id), 3)
+    ]
