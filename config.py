@@ -135,6 +135,7 @@ class Config:
     JOBS_REDIS_FALLBACK = _bool("JOBS_REDIS_FALLBACK", True)
     JOBS_KEEP_DAYS = int(os.environ.get("JOBS_KEEP_DAYS", "30"))  # finished jobs' records
     JOBS_EAGER = False  # run jobs inline in the caller's thread (the test suite)
+    JOBS_EAGER_DEFERRED: tuple[str, ...] = ()  # with JOBS_EAGER, kinds left queued instead
     # Tracker search: a sentence-embedding model in ONNX format (model.onnx + tokenizer.json);
     # unset, the built-in encoder learns from each organization's issues (services/tracker/embeddings.py).
     EMBEDDING_MODEL_DIR = os.environ.get("EMBEDDING_MODEL_DIR") or None

@@ -63,6 +63,8 @@ def rq_queue(app: Flask | None = None):
 def submit(job_id: uuid.UUID, kind: str) -> None:
     """Start a committed job: on RQ when configured (and reachable), otherwise in a thread."""
     app = current_app._get_current_object()
+    if app.config["JOBS_EAGER"] and kind in app.config["JOBS_EAGER_DEFERRED"]:
+        return  # the row stays queued: nothing in this process waits for it
     if uses_redis(app):
         try:
             enqueue_rq("services.jobs.run_job", str(job_id), rq_id=f"giro-{job_id}")

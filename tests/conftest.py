@@ -124,6 +124,9 @@ def app(tmp_path_factory):
             "SMTP_HOST": None,
             "JOBS_SPOOL_DIR": str(tmp_path_factory.mktemp("spool")),
             "STORAGE_URL": tmp_path_factory.mktemp("attachments").as_uri(),
+            # Every issue write queues the search index's job; only the tests that read the index
+            # run it (``search_indexing``), the others leave it queued.
+            "JOBS_EAGER_DEFERRED": ("busca",),
         }
     )
     app.test_client_class = IsolatedClient
@@ -192,6 +195,12 @@ def _fresh_rate_limits(app):
 
     with app.app_context():
         limiter.reset()
+
+
+@pytest.fixture
+def search_indexing(app, monkeypatch):
+    """The search index's jobs run after each commit, as a worker would run them."""
+    monkeypatch.setitem(app.config, "JOBS_EAGER_DEFERRED", ())
 
 
 @pytest.fixture

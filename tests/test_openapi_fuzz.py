@@ -36,7 +36,8 @@ from tests.tracker.support import (
 
 # The fuzz finds what the documents and the views get wrong; the database differences
 # (NUL characters, lengths, concurrency) have tests of their own on both databases.
-pytestmark = pytest.mark.any_database(on="postgresql")
+# Its writes run the search index, too: random text is what the indexer must survive.
+pytestmark = [pytest.mark.any_database(on="postgresql"), pytest.mark.usefixtures("search_indexing")]
 
 SEED = 20261123
 # Random examples per operation, on top of the coverage phase (every documented bound and

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot, sign_in
 from tests.factories import PASSWORD, register_verified
+
+pytestmark = pytest.mark.usefixtures("search_indexing")
 
 ISSUES = [
     ("Cobrança duplicada no cartão", "O pagamento aparece duas vezes na fatura do cliente."),

@@ -45,6 +45,7 @@ def test_concurrent_creates_get_distinct_consecutive_keys(app):
 
 
 @pytest.mark.committing
+@pytest.mark.usefixtures("search_indexing")
 def test_concurrent_edits_keep_storage_and_search_in_step(app):
     client = app.test_client()
     root = superadmin(client)

@@ -22,6 +22,8 @@ from tests.tracker.support import (
     superadmin,
 )
 
+pytestmark = pytest.mark.usefixtures("search_indexing")
+
 # A small support desk: payments are also called "cobrança" in the issues that talk of both,
 # so the built-in encoder learns the two words go together.
 ISSUES = [
