@@ -2,7 +2,9 @@
 
 Part of the engine's planning (``engine_plan``, ``docs/engine.md`` §2-3): computed once per
 batch from the snapshot, the rules and the demand estimate, then read by the planning, the
-route pruning, the top-up of paid routes (``engine_topup``) and each shipment's figures.
+route pruning, the top-up of paid routes (``engine_topup``) and each shipment's figures; and
+what each unit received or given is worth at a cell (``unit_gains``, ``unit_losses``), which
+the top-up and the local search (``engine_polish``) value their moves with.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from services.stock.engine_demand import (
     by_product,
     expected_sales,
     key_sizes,
+    pmf_step,
+    prob_at_least,
+    prob_exactly,
     product_matrix,
     run_factor,
 )
@@ -110,3 +115,42 @@ def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> Cell
     expected = mu * alive  # the horizon demand, a size nobody buys counting for nothing
     keep = origin_keeps(inputs, rules, expected, sold).astype(np.int32)
     return CellValues(held, mu, alive, run_uplift(inputs, held, expected, phi), phi, sold, keep)
+
+
+def unit_gains(
+    held: np.ndarray,
+    mu: np.ndarray,
+    phi: np.ndarray | None,
+    alive: np.ndarray,
+    uplift: np.ndarray,
+    q_cap: int,
+) -> np.ndarray:
+    """(n, q_cap) what the j-th unit received adds at each cell: alive x P(D >= held + j), the
+    first also the run it completes."""
+    out = np.empty((held.shape[0], q_cap))
+    h = held.astype(np.float64)
+    tail = prob_at_least(h + 1.0, mu, phi)
+    pmf = prob_exactly(h + 1.0, mu, phi)
+    for j in range(1, q_cap + 1):
+        out[:, j - 1] = alive * tail
+        tail = np.maximum(tail - pmf, 0.0)
+        pmf = pmf * pmf_step(h + j, mu, phi) / (h + j + 1.0)
+    out[:, 0] += uplift
+    return out
+
+
+def unit_losses(
+    held: np.ndarray, mu: np.ndarray, phi: np.ndarray | None, alive: np.ndarray, q_cap: int
+) -> np.ndarray:
+    """(n, q_cap) what the j-th unit given loses at each store cell: alive x P(D >= held - j + 1)."""
+    out = np.empty((held.shape[0], q_cap))
+    h = held.astype(np.float64)
+    tail = prob_at_least(h, mu, phi)
+    pmf = prob_exactly(np.maximum(h - 1.0, 0.0), mu, phi) * (h >= 1)
+    for j in range(1, q_cap + 1):
+        out[:, j - 1] = alive * np.minimum(tail, 1.0)
+        x = h - j  # the next unit loses P(D >= x)
+        tail = tail + pmf
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pmf = np.where(x >= 1, pmf * x / pmf_step(np.maximum(x - 1.0, 0.0), mu, phi), 0.0)
+    return out

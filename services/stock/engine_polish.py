@@ -22,10 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from services.stock.engine_cells import CellValues
+from services.stock.engine_cells import CellValues, unit_losses
 from services.stock.engine_demand import pmf_step, prob_at_least, prob_exactly
 from services.stock.engine_routing import Destinations, Plan, expand_groups, group_starts
-from services.stock.engine_topup import _unit_losses
 
 # Rounds of the search (swaps, then trades); each values the shipments touched again.
 POLISH_ROUNDS = 2
@@ -125,7 +124,7 @@ def _stale(p: Plan, saved: np.ndarray, touched: np.ndarray, n_items: int) -> np.
 
 def _tails(held: np.ndarray, mu: np.ndarray, phi: np.ndarray | None, q: np.ndarray) -> np.ndarray:
     """E[min(D, held + q)] - E[min(D, held)] = the sum of P(D >= held + j) for j = 1..q, by the
-    recursion of ``engine_topup._unit_gains``: two special-function calls per cell."""
+    recursion of ``engine_cells.unit_gains``: two special-function calls per cell."""
     h = held.astype(np.float64)
     out = np.zeros(h.shape[0])
     tail = prob_at_least(h + 1.0, mu, phi)
@@ -224,7 +223,7 @@ def _state(ctx: _Context, p: Plan, gain: np.ndarray, saved: np.ndarray | None = 
     left = cells.held[c_node, c_item] - sent[c_node, c_item]
     phi = None if cells.dispersion is None else cells.dispersion[c_node, c_item]
     mu = cells.mu[c_node, c_item]
-    unit = _unit_losses(left, mu, phi, cells.alive[c_node, c_item], ctx.qmax)
+    unit = unit_losses(left, mu, phi, cells.alive[c_node, c_item], ctx.qmax)
     # a cell expected to sell nothing loses nothing (the recursion divides by its mean)
     unit = np.where(ctx.is_cd[c_node][:, None], ctx.keep_cd, np.where(mu[:, None] > 0, unit, 0.0))
     unit = np.nan_to_num(unit, nan=np.inf)

@@ -10,52 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from services.stock.engine_cells import CellValues
-from services.stock.engine_demand import pmf_step, prob_at_least, prob_exactly
+from services.stock.engine_cells import CellValues, unit_gains, unit_losses
 from services.stock.engine_routing import Destinations, Plan, expand_groups, group_starts
 
 # Rounds of the top-up of paid routes: an origin gives one lot of an item per round, each
 # valued after what it already gave.
 TOPUP_ROUNDS = 3
-
-
-def _unit_gains(
-    held: np.ndarray,
-    mu: np.ndarray,
-    phi: np.ndarray | None,
-    alive: np.ndarray,
-    uplift: np.ndarray,
-    q_cap: int,
-) -> np.ndarray:
-    """(n, q_cap) what the j-th unit received adds at each cell: alive x P(D >= held + j), the
-    first also the run it completes."""
-    out = np.empty((held.shape[0], q_cap))
-    h = held.astype(np.float64)
-    tail = prob_at_least(h + 1.0, mu, phi)
-    pmf = prob_exactly(h + 1.0, mu, phi)
-    for j in range(1, q_cap + 1):
-        out[:, j - 1] = alive * tail
-        tail = np.maximum(tail - pmf, 0.0)
-        pmf = pmf * pmf_step(h + j, mu, phi) / (h + j + 1.0)
-    out[:, 0] += uplift
-    return out
-
-
-def _unit_losses(
-    held: np.ndarray, mu: np.ndarray, phi: np.ndarray | None, alive: np.ndarray, q_cap: int
-) -> np.ndarray:
-    """(n, q_cap) what the j-th unit given loses at each store cell: alive x P(D >= held - j + 1)."""
-    out = np.empty((held.shape[0], q_cap))
-    h = held.astype(np.float64)
-    tail = prob_at_least(h, mu, phi)
-    pmf = prob_exactly(np.maximum(h - 1.0, 0.0), mu, phi) * (h >= 1)
-    for j in range(1, q_cap + 1):
-        out[:, j - 1] = alive * np.minimum(tail, 1.0)
-        x = h - j  # the next unit loses P(D >= x)
-        tail = tail + pmf
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pmf = np.where(x >= 1, pmf * x / pmf_step(np.maximum(x - 1.0, 0.0), mu, phi), 0.0)
-    return out
 
 
 def _join_routes(
@@ -175,11 +135,11 @@ def _pairs(
 
 
 def _destination_gains(cells: CellValues, dn: np.ndarray, dk: np.ndarray, q_cap: int) -> np.ndarray:
-    """(len(dn), q_cap) what each unit received adds at each destination cell (``_unit_gains``)."""
+    """(len(dn), q_cap) what each unit received adds at each destination cell (``engine_cells.unit_gains``)."""
     phi = None if cells.dispersion is None else cells.dispersion[dn, dk]
     held = cells.held[dn, dk]
     uplift = np.where(held <= 0, cells.uplift[dn, dk], 0.0)
-    return _unit_gains(held, cells.mu[dn, dk], phi, cells.alive[dn, dk], uplift, q_cap)
+    return unit_gains(held, cells.mu[dn, dk], phi, cells.alive[dn, dk], uplift, q_cap)
 
 
 def _origin_losses(
@@ -195,7 +155,7 @@ def _origin_losses(
         so, sk = o_node[st], o_item[st]
         phi = None if cells.dispersion is None else cells.dispersion[so, sk]
         held = cells.held[so, sk] - sent[so, sk]
-        o_loss[st] = _unit_losses(held, cells.mu[so, sk], phi, cells.alive[so, sk], q_cap)
+        o_loss[st] = unit_losses(held, cells.mu[so, sk], phi, cells.alive[so, sk], q_cap)
     return o_loss
 
 
