@@ -19,11 +19,14 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, Text, Uuid
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String, Text, Uuid, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from extensions import db
 from models.base import UTCDateTime, utcnow
+
+# No parser and no stemming: the lexemes are exactly the words ``LIKE`` would read.
+WORD_LEXEMES = "array_to_tsvector(array_remove(string_to_array(words, ' '), ''))"
 
 
 class IssueVector(db.Model):
@@ -31,12 +34,10 @@ class IssueVector(db.Model):
     __table_args__ = (
         # A process catching up reads the organization's rows written after a revision.
         Index("ix_issue_vectors_organization_revision", "organization_id", "revision"),
-        # Keyword search: ``LIKE '%word%'`` answered by a trigram index on PostgreSQL.
-        Index(
-            "ix_issue_vectors_words_trgm",
-            "words",
-            postgresql_using="gin",
-            postgresql_ops={"words": "gin_trgm_ops"},
+        # Keyword search on PostgreSQL: the stored words as lexemes, with prefix queries
+        # (``services.tracker.semantic.LEXEMES``, the same expression); SQLite reads ``LIKE``.
+        Index("ix_issue_vectors_words_lexemes", text(WORD_LEXEMES), postgresql_using="gin").ddl_if(
+            dialect="postgresql"
         ),
     )
 

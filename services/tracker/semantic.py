@@ -12,7 +12,8 @@
 
 Each mode ranks at most ``MAX_CANDIDATES`` issues; ``total`` counts those. A
 keyword search scores at most ``KEYWORD_SCAN`` issues holding every word, then
-as many holding any (a trigram index answers ``LIKE '% word%'`` on PostgreSQL):
+as many holding any (on PostgreSQL a GIN index over the stored words answers
+prefix queries, ``'word':*``; SQLite reads ``LIKE '% word%'``):
 for a word in tens of thousands of issues the ranking is of a sample of them.
 Results are only issues of the workspace's projects (one project with
 ``project_id``) that exist when the search runs. ``highlight`` is the passage
@@ -31,11 +32,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, cast, func, literal, literal_column, or_, select
+from sqlalchemy.dialects.postgresql import TSQUERY
 
 from extensions import db
 from models.tracker import Issue, Project
-from models.tracker_search import IssueVector
+from models.tracker_search import WORD_LEXEMES, IssueVector
 from services.errors import NotFoundError
 from services.tracker import custom_fields, embeddings, plans, search_index, vector_store
 from services.tracker.access import workspace_access
@@ -84,7 +86,8 @@ def _scope(user, slug: str, project_id: uuid.UUID | None):
 
 def query_terms(q: str) -> list[str]:
     """The folded words of ``q`` a keyword search looks for (stop words only when nothing else)."""
-    folded = [embeddings.fold(w) for w in embeddings.words(q)]
+    # Folding may split a word (a ligature's letters): each piece is a word, as stored.
+    folded = [piece for w in embeddings.words(q) for piece in embeddings.fold(w).split()]
     kept = [w for w in folded if w not in embeddings.STOPWORDS] or folded
     return list(dict.fromkeys(kept))[:MAX_QUERY_WORDS]
 
@@ -102,16 +105,36 @@ def _keyword_rows(organization_id, projects: set[uuid.UUID], condition, limit: i
     return db.session.execute(query).all()
 
 
+# The stored words as lexemes, the expression of their index (or the planner ignores it).
+LEXEMES = literal_column(WORD_LEXEMES)
+
+
+def _lexeme_prefix(term: str) -> str:
+    """``'term':*`` in tsquery syntax: a quoted lexeme (quotes and backslashes doubled)."""
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "':*"
+
+
+def _word_conditions(terms: list[str]):
+    """Conditions "some stored word starts with the terms": all of them, and any of them."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        prefixes = [_lexeme_prefix(term) for term in terms]
+        return tuple(
+            LEXEMES.op("@@")(cast(literal(joiner.join(prefixes)), TSQUERY)) for joiner in (" & ", " | ")
+        )
+    likes = [IssueVector.words.like(f"% {term}%") for term in terms]
+    return and_(*likes), or_(*likes)
+
+
 def keyword_ranking(organization_id, projects: set[uuid.UUID], q: str) -> list[tuple[uuid.UUID, float]]:
     """BM25 over the issues holding every word first (the selective query, and the best
     matches), then over those holding any, ``KEYWORD_SCAN`` issues at most each."""
     terms = query_terms(q)
     if not terms or not projects:
         return []
-    likes = [IssueVector.words.like(f"% {term}%") for term in terms]
-    rows = _keyword_rows(organization_id, projects, and_(*likes), KEYWORD_SCAN)
+    every, any_ = _word_conditions(terms)
+    rows = _keyword_rows(organization_id, projects, every, KEYWORD_SCAN)
     if len(terms) > 1 and len(rows) < MAX_CANDIDATES:
-        rows += _keyword_rows(organization_id, projects, or_(*likes), KEYWORD_SCAN, {r[0] for r in rows})
+        rows += _keyword_rows(organization_id, projects, any_, KEYWORD_SCAN, {r[0] for r in rows})
     return bm25(terms, [(issue_id, " " + words.lstrip(), title or "") for issue_id, words, title in rows])
 
 

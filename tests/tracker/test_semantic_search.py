@@ -9,7 +9,11 @@ import uuid
 
 import numpy as np
 import pytest
+from sqlalchemy import select, text
 
+from extensions import db
+from models.tracker_search import IssueVector
+from services.tracker import semantic
 from tests.test_pages_tracker import sign_in
 from tests.tracker.support import (
     API,
@@ -100,6 +104,45 @@ def test_keyword_mode_finds_words_in_titles_descriptions_and_comments(client, de
     found = search(client, owner, "jadlog")
     assert titles(found) == ["Etiqueta de envio sem CEP"]
     assert "<mark>Jadlog</mark>" in found["results"][0]["highlight"]
+
+
+def test_keyword_mode_matches_the_start_of_words_every_word_before_any(client, desk):
+    owner = desk["owner"]
+    # The start of a word matches, accents and case aside; the middle of one does not.
+    prefix = titles(search(client, owner, "ESTOR"))
+    assert prefix == ["Estorno de pagamento não chegou"]
+    assert search(client, owner, "storno")["total"] == 0
+    # Issues with every word come first; then those with some of them.
+    both = titles(search(client, owner, "vitrine zoom"))
+    assert both[0] == "Imagem do produto desfocada"
+    assert set(both) == {"Imagem do produto desfocada", "Foto do produto não carrega"}
+    # Words that never meet are still found one by one.
+    apart = set(titles(search(client, owner, "cajamar senha")))
+    assert apart == {"Separação do pedido atrasada", "Senha não é aceita no login"}
+
+
+def test_keyword_search_on_postgresql_reads_the_index_of_words(client, desk):
+    """The query's expression must be the index's (migration 0039), or every search reads
+    every issue: with sequential scans off, the plan names the index."""
+    if db.session.get_bind().dialect.name != "postgresql":
+        pytest.skip("SQLite reads the words with LIKE")
+    every, _ = semantic._word_conditions(["pagam", "cobran"])
+    statement = select(IssueVector.issue_id).where(every)
+    db.session.execute(text("SET LOCAL enable_seqscan = off"))
+    plan = db.session.execute(
+        text(
+            "EXPLAIN " + str(statement.compile(db.session.get_bind(), compile_kwargs={"literal_binds": True}))
+        )
+    ).scalars()
+    assert "ix_issue_vectors_words_lexemes" in "\n".join(plan)
+    # And the index answers the same as the words: each issue with both word starts.
+    found = set(db.session.scalars(statement))
+    expected = {
+        issue_id
+        for issue_id, words in db.session.execute(select(IssueVector.issue_id, IssueVector.words))
+        if " pagam" in words and " cobran" in words
+    }
+    assert found == expected and len(found) >= 4
 
 
 def test_semantic_and_hybrid_need_the_plan_feature_keyword_does_not(client):
