@@ -46,6 +46,8 @@ ACTIVITY_KINDS = (
     "comment_added",
     "comment_edited",
     "comment_deleted",
+    "attachment_added",
+    "attachment_deleted",
 )
 NOTIFICATION_KINDS = ("assigned", "mentioned", "commented", "status_changed")
 # Rows the sender still has to look at; the partial index below holds only these.
@@ -133,7 +135,8 @@ class IssueActivity(db.Model):
         Index("ix_issue_activity_actor_id", "actor_id"),
         CheckConstraint(
             "kind IN ('created', 'updated', 'status_changed', 'relation_added', 'relation_removed', "
-            "'sub_issue_added', 'sub_issue_removed', 'comment_added', 'comment_edited', 'comment_deleted')",
+            "'sub_issue_added', 'sub_issue_removed', 'comment_added', 'comment_edited', 'comment_deleted', "
+            "'attachment_added', 'attachment_deleted')",
             name="kind_valid",
         ),
     )

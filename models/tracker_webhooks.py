@@ -28,7 +28,14 @@ from sqlalchemy.orm import Mapped, mapped_column
 from extensions import db
 from models.base import CreatedAt, UTCDateTime, UUIDPrimaryKey, utcnow
 
-WEBHOOK_EVENTS = ("issue.created", "issue.updated", "issue.deleted", "comment.created")
+WEBHOOK_EVENTS = (
+    "issue.created",
+    "issue.updated",
+    "issue.deleted",
+    "comment.created",
+    "attachment.created",
+    "attachment.deleted",
+)
 DELIVERY_STATES = ("pending", "sending", "delivered", "failed")
 # Rows the sender still has to look at; the partial index below holds only these.
 DELIVERY_UNSENT = text("state IN ('pending', 'sending')")

@@ -198,6 +198,8 @@ def timeline_text() -> dict:
             "sub_issue_removed": _("tirou a subtarefa"),
             "comment_edited": _("editou um comentário"),
             "comment_deleted": _("excluiu um comentário"),
+            "attachment_added": _("anexou"),
+            "attachment_deleted": _("removeu o anexo"),
             "edited": _("editado"),
             "edit": _("Editar"),
             "comment": _("Comentário"),

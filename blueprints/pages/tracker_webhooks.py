@@ -29,6 +29,8 @@ EVENT_TEXT = {
     "issue.updated": _l("Tarefa alterada"),
     "issue.deleted": _l("Tarefa excluída"),
     "comment.created": _l("Novo comentário"),
+    "attachment.created": _l("Anexo adicionado"),
+    "attachment.deleted": _l("Anexo removido"),
 }
 STATE_TEXT = {
     "pending": (_l("Aguardando nova tentativa"), "warn"),

@@ -59,7 +59,8 @@ def upload_attachment(slug, project_id, key):
     `MAX_ATTACHMENT_BYTES` (25 MiB by default): 413 `PAYLOAD_TOO_LARGE`, nothing kept. Its
     bytes count toward the organization's storage: past the plan's `storage_bytes`, 402
     `PLAN_LIMIT_REACHED` with `resource`, `limit`, `current` and `plan`. A body that ends
-    before the file does answers 400, nothing kept.
+    before the file does answers 400, nothing kept. The issue's history gets an
+    `attachment_added` entry and webhooks an `attachment.created` event.
     """
     user = current_user._get_current_object()
     organization_id = attachments.check_upload(user, slug, project_id, key, declared_file_bytes())
@@ -101,5 +102,6 @@ def attachment_thumbnail(slug, project_id, key, attachment_id):
 def delete_attachment(slug, project_id, key, attachment_id):
     """Delete a file: its uploader, or an owner or admin of the organization (403 otherwise).
     Its bytes no longer count toward storage; the stored file is removed once the deletion
-    commits."""
+    commits. The issue's history gets an `attachment_deleted` entry and webhooks an
+    `attachment.deleted` event."""
     attachments.delete_attachment(current_user, slug, project_id, key, attachment_id)

@@ -114,7 +114,8 @@ def list_activity(query, slug, project_id, key):
     `relation_added`/`relation_removed` (`field`: the relation type from this
     issue's side, `new`/`old`: the other issue `{id, key, title}`);
     `sub_issue_added`/`sub_issue_removed` (the sub-issue `{id, key, title}`);
-    `comment_added`/`comment_edited`/`comment_deleted` (`{id}` of the comment).
+    `comment_added`/`comment_edited`/`comment_deleted` (`{id}` of the comment);
+    `attachment_added`/`attachment_deleted` (`new`/`old`: the file `{id, filename}`).
     People are `{id, name}`, labels a list of `{id, name}`, dates ISO strings:
     snapshots taken at the time, so a later rename does not rewrite history.
     `per_page` defaults to 50 and is clamped to 100.

@@ -24,8 +24,10 @@ blp = Blueprint(
     __name__,
     url_prefix="/organizations/<uuid:organization_id>/webhooks",
     description=(
-        "Webhooks: each change to an issue (`issue.created`, `issue.updated`, `issue.deleted`) and "
-        "each new comment (`comment.created`) is POSTed as JSON `{id, event, created_at, data}` to the "
+        "Webhooks: each change to an issue (`issue.created`, `issue.updated`, `issue.deleted`), "
+        "each new comment (`comment.created`) and each file attached or removed (`attachment.created`, "
+        "`attachment.deleted`: `data.attachment` as the attachments API shows it, and `data.issue`) "
+        "is POSTed as JSON `{id, event, created_at, data}` to the "
         "organization's webhooks subscribed to it, after the change commits, by a background job. "
         "Headers: `X-Giro-Event`, `X-Giro-Delivery` (the body's `id`), `X-Giro-Timestamp` (Unix "
         'seconds) and `X-Giro-Signature: sha256=<hex HMAC-SHA256 of "{timestamp}.{body}" under the '

@@ -18,6 +18,8 @@ Entries by kind (``field``; ``old`` -> ``new``):
 - ``sub_issue_added`` / ``sub_issue_removed``: the sub-issue ``{id, key, title}``.
 - ``comment_added`` / ``comment_edited`` / ``comment_deleted``: ``{id}`` of the
   comment (its text lives in the comment; a deleted one leaves no text behind).
+- ``attachment_added`` / ``attachment_deleted``: ``new`` / ``old`` the file
+  ``{id, filename}`` (deleting the issue or its project writes none per file).
 """
 
 from __future__ import annotations

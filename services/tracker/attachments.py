@@ -13,6 +13,11 @@ a crash between the file and its row leaves an object no row names, which
 File bytes count toward the organization's storage in the project's counter, as issue
 and comment text does (``plans.add_storage``); deleting the file, its issue or its
 project frees them, and the objects are removed once that deletion commits.
+
+Uploading and deleting a file write an entry in the issue's history (``attachment_added``,
+``attachment_deleted``: the file's id and name) and queue the ``attachment.created`` and
+``attachment.deleted`` webhook events, in the transaction of the change. Deleting the whole
+issue or project writes neither per file.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from models.tracker import MANAGER_ROLES, Issue
 from models.tracker_attachments import Attachment
 from services import file_types, storage, thumbnails
 from services.errors import DomainError, FieldError, ForbiddenError, NotFoundError, ValidationFailed
-from services.tracker import plans
+from services.tracker import activity, plans, webhooks
 from services.tracker.access import READ, WRITE
 from services.tracker.issues import find_issue
 
@@ -261,10 +266,22 @@ def create(user: User, slug: str, project_id: uuid.UUID, key: str, stored: Store
         )
         db.session.add(attachment)
         db.session.flush()
+        _tell(issue, attachment, user, "attachment_added", "attachment.created")
     except BaseException:
         storage.delete_quietly(storage.get_storage(), stored.keys)
         raise
     return attachment
+
+
+def _tell(issue: Issue, attachment: Attachment, user: User, kind: str, event: str) -> None:
+    """The issue's history entry and the webhook event of a file uploaded or deleted."""
+    at = utcnow()
+    named = {"id": str(attachment.id), "filename": attachment.filename}
+    if kind == "attachment_added":
+        activity.record(issue.id, user.id, kind, new=named, at=at)
+    else:
+        activity.record(issue.id, user.id, kind, old=named, at=at)
+    webhooks.emit(issue.organization_id, event, webhooks.attachment_data(attachment, issue), user, at)
 
 
 def list_attachments(user: User, slug: str, project_id: uuid.UUID, key: str) -> list[Attachment]:
@@ -339,6 +356,7 @@ def delete_attachment(
         )
     plans.add_storage(issue.project_id, -attachment.size_bytes)
     storage.remove_after_commit(attachment.stored_keys)
+    _tell(issue, attachment, user, "attachment_deleted", "attachment.deleted")
     db.session.delete(attachment)
     db.session.flush()
 

@@ -23,6 +23,7 @@ from extensions import db
 from models.auth import User
 from models.base import utcnow
 from models.tracker import Issue, Organization
+from models.tracker_attachments import Attachment
 from models.tracker_collab import Comment
 from models.tracker_webhooks import WEBHOOK_EVENTS, Webhook, WebhookDelivery
 from services import locks
@@ -203,6 +204,22 @@ def comment_data(comment: Comment, issue: Issue) -> dict[str, Any]:
             "body": comment.body,
             "author": _person(comment.author),
             "created_at": comment.created_at,
+        },
+        "issue": {"id": str(issue.id), "key": issue.key, "title": issue.title},
+    }
+
+
+def attachment_data(attachment: Attachment, issue: Issue) -> dict[str, Any]:
+    """A file as the API shows it, and its issue."""
+    return {
+        "attachment": {
+            "id": str(attachment.id),
+            "filename": attachment.filename,
+            "content_type": attachment.content_type,
+            "size_bytes": attachment.size_bytes,
+            "has_thumbnail": attachment.has_thumbnail,
+            "created_by": _person(attachment.created_by),
+            "created_at": attachment.created_at,
         },
         "issue": {"id": str(issue.id), "key": issue.key, "title": issue.title},
     }
