@@ -204,7 +204,7 @@ def run(url: str) -> None:
     app = _app(url)
     with app.app_context():
         # A fresh week: no earlier batch (a DELETE would leave dead index entries behind).
-        db.session.execute(text("TRUNCATE lotes, recomendacoes, acoes_recomendacao"))
+        db.session.execute(text("TRUNCATE lotes, recomendacoes, acoes_recomendacao CASCADE"))
         db.session.commit()
         t0 = time.perf_counter()
         result = generation.generate(BATCH_DATE)
