@@ -65,7 +65,7 @@ from services.stock.engine import (
     recommend,
     shipment_cost,
 )
-from services.stock.engine_cells import cell_values
+from services.stock.engine_cells import cell_values, observed_product_sales, origin_keeps
 from services.stock.engine_contract import MIN_GAIN_PER_UNIT, EngineInput, EngineOutput, EngineRules
 from services.stock.engine_demand import estimate_demand
 
@@ -442,7 +442,11 @@ def oracle(
     qtdMaxima], every origin for every destination, one binary per route paying its
     cost once for all items, no node both sending and receiving an item, and a
     binary per key size kept in stock (the run effect, linearised at the current
-    stock). Concave gains and convex losses are piecewise-linear unit segments.
+    stock). Concave gains and convex losses are piecewise-linear unit segments. An origin
+    gives only what it does not keep (``origin_keeps``, the engine's rule, on the true
+    rates). The bar ``ganhoMinimo`` is not imposed: the oracle values a unit with the
+    simulator's run effect, the engine with its own, and a bar on values that differ cut
+    units the engine sends on the same true rates. Without it the oracle is the looser.
     ``time_limit`` bounds the whole program's seconds. Returns the plan, its distance to the
     bound HiGHS proved on the whole integer program, ``(bound - net) / bound`` in the program's
     own objective net of moving nothing, and the seconds taken.
@@ -598,6 +602,11 @@ def _oracle_program(world: World, unit_cap: int | None) -> _Program | None:
     qmin, qmax = rules.qtd_minima, rules.qtd_maxima
     locked = inputs.campaign[:, ip] if rules.bloqueio_campanha else np.zeros(stock.shape, dtype=bool)
     keep_cd = cd_keep_value(rules)
+    # What each origin may give under the rule the engine obeys: its stock beyond what it keeps
+    # (its horizon demand, here the true one, and one unit of a key size of a product it sells),
+    # units on their way to it counting toward what it keeps.
+    sold = (observed_product_sales(inputs) > 0)[:, ip]
+    gives = np.minimum(stock, np.maximum(held - origin_keeps(inputs, rules, mu, sold), 0))
     dist = haversine_km(
         inputs.node_lat[:, None], inputs.node_lng[:, None], inputs.node_lat[None, :], inputs.node_lng[None, :]
     )
@@ -644,7 +653,7 @@ def _oracle_program(world: World, unit_cap: int | None) -> _Program | None:
             continue
         first_gain = prob_at_least(held[:, k] + 1, mu[:, k]) + np.where(held[:, k] <= 0, key_value[:, k], 0.0)
         dests = np.nonzero(node_ok & ~is_cd & (first_gain >= ORACLE_MIN_FIRST_GAIN))[0]
-        origins = np.nonzero(node_ok & (stock[:, k] > 0) & ~locked[:, k])[0]
+        origins = np.nonzero(node_ok & (gives[:, k] > 0) & ~locked[:, k])[0]
         if dests.shape[0] == 0 or origins.shape[0] == 0:
             continue
         in_cols: dict[int, list[int]] = {}
@@ -664,7 +673,7 @@ def _oracle_program(world: World, unit_cap: int | None) -> _Program | None:
             received += key_value[d, k] if held[d, k] <= 0 else 0.0
             for i, o in enumerate(origins):
                 # the tightest big-M: what the origin holds, what the destination can use
-                top = min(qmax, int(stock[o, k]), max(useful, qmin))
+                top = min(qmax, int(gives[o, k]), max(useful, qmin))
                 # a shipment that nets nothing even alone and on a paid route is in no optimum
                 if o == d or top < qmin or (received - given[i])[qmin - 1 : top].max() <= 0:
                     continue
@@ -696,7 +705,7 @@ def _oracle_program(world: World, unit_cap: int | None) -> _Program | None:
                 row([seg] + [x + 1 for x in xs], [1.0] + [-1.0] * len(xs), -np.inf, 0)
         # origin segments: the j-th unit given loses P(D >= s - j + 1) (a CD: the value kept)
         for o, xs in out_cols.items():
-            cap = int(min(stock[o, k], qmax * len(xs)))
+            cap = int(min(gives[o, k], qmax * len(xs)))
             j = np.arange(1, cap + 1)
             if is_cd[o]:
                 losses = np.full(cap, keep_cd) - (1e-3 if rules.priorizar_cd else 0.0)
