@@ -121,6 +121,9 @@ class Config:
     RATELIMIT_SWALLOW_ERRORS = True
     LOGIN_THROTTLE_FAIL_CLOSED = _bool("LOGIN_THROTTLE_FAIL_CLOSED", False)
 
+    # Days of sales the engine's demand estimate reads, at least the rules' periodo (docs/engine.md §1).
+    ENGINE_HISTORY_DAYS = int(os.environ.get("ENGINE_HISTORY_DAYS", "91"))
+
     # A transfer in transit longer than this many days is flagged (services/stock/transit.py).
     TRANSIT_ALERT_DAYS = int(os.environ.get("TRANSIT_ALERT_DAYS", "7"))
 

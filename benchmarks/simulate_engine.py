@@ -66,8 +66,15 @@ from services.stock.engine import (
     shipment_cost,
 )
 from services.stock.engine_cells import cell_values, observed_product_sales, origin_keeps
-from services.stock.engine_contract import MIN_GAIN_PER_UNIT, EngineInput, EngineOutput, EngineRules
-from services.stock.engine_demand import estimate_demand
+from services.stock.engine_contract import (
+    ESTIMATE_HISTORY_DAYS,
+    MIN_GAIN_PER_UNIT,
+    EngineInput,
+    EngineOutput,
+    EngineRules,
+    SalesHistory,
+)
+from services.stock.engine_demand import estimate_demand, history_spans
 
 HISTORY_DAYS = 30
 RECENT_DAYS = 7
@@ -178,18 +185,34 @@ def _play_days(truth: Truth, inputs: EngineInput, days: int, first_day: int, res
             truth.stock += np.where(pick, rng.poisson(truth.base_rate * 12), 0)
 
 
-def _snapshot(truth: Truth, inputs: EngineInput, in_transit: np.ndarray | None) -> EngineInput:
-    window = np.stack(truth.daily_sales[-HISTORY_DAYS:])  # (days, N, K)
+def _last_days(daily_sales: list[np.ndarray], days: int) -> tuple[np.ndarray, np.ndarray]:
+    """(N, K) units sold over the last ``days`` days and the days after each cell's last sale."""
+    window = np.stack(daily_sales[-days:])  # (days, N, K)
     sold_any = window > 0
-    last = HISTORY_DAYS - 1 - np.argmax(sold_any[::-1], axis=0)
-    age = np.where(sold_any.any(axis=0), HISTORY_DAYS - 1 - last, HISTORY_DAYS).astype(np.int16)
+    last = days - 1 - np.argmax(sold_any[::-1], axis=0)
+    age = np.where(sold_any.any(axis=0), days - 1 - last, days).astype(np.int16)
+    return window.sum(axis=0).astype(np.float32), age
+
+
+def _snapshot(truth: Truth, inputs: EngineInput, in_transit: np.ndarray | None) -> EngineInput:
+    """What the database holds: the window's sales, and the estimate's longer history once the
+    days played pass the window (as ``snapshot.read_inputs`` reads them)."""
+    sales, age = _last_days(truth.daily_sales, HISTORY_DAYS)
+    days = min(len(truth.daily_sales), ESTIMATE_HISTORY_DAYS)
+    history = None
+    if days > HISTORY_DAYS:
+        sold_any = np.stack(truth.daily_sales[-days:]) > 0
+        first_age = np.where(sold_any.any(axis=0), days - np.argmax(sold_any, axis=0), 0)
+        span = history_spans(first_age, inputs.item_product, HISTORY_DAYS, days)
+        history = SalesHistory(days, *_last_days(truth.daily_sales, days), span=span)
     return replace(
         inputs,
         stock=truth.stock.astype(np.int32),
-        sales=window.sum(axis=0).astype(np.float32),
-        sales_recent=window[-RECENT_DAYS:].sum(axis=0).astype(np.float32),
+        sales=sales,
+        sales_recent=np.stack(truth.daily_sales[-RECENT_DAYS:]).sum(axis=0).astype(np.float32),
         last_sale_age=age,
         in_transit=None if in_transit is None else in_transit.astype(np.int32),
+        estimate_history=history,
     )
 
 

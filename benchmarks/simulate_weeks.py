@@ -178,14 +178,21 @@ def snapshot(base: World, lane: Lane, week: int, ledger: bool = True) -> World:
     transit = in_transit(lane)
     truth = replace(base.truth, stock=lane.stock, daily_sales=lane.ledger)
     inputs = _snapshot(truth, base.inputs, transit if transit.any() else None)
-    start = lane.day - HISTORY_DAYS
-    into = np.zeros((HISTORY_DAYS, *lane.stock.shape), dtype=np.int64)
+    days = inputs.history_days if inputs.estimate_history is None else inputs.estimate_history.days
+    start = lane.day - days
+    into = np.zeros((days, *lane.stock.shape), dtype=np.int64)
     for day, units in lane.received.items():
         if day >= start:
             into[day - start] += units
-    gaps = stock_ledger.dense_out_days(lane.stock, np.stack(lane.ledger[-HISTORY_DAYS:]), into, RECENT_DAYS)
+    span = None if inputs.estimate_history is None else inputs.estimate_history.span
+    gaps = stock_ledger.dense_out_days(
+        lane.stock, np.stack(lane.ledger[-days:]), into, RECENT_DAYS, inputs.history_days, span
+    )
     if ledger and gaps is not None:
-        inputs = replace(inputs, receipt_out_days=gaps[0], receipt_out_recent=gaps[1])
+        inputs = replace(inputs, receipt_out_days=gaps.window, receipt_out_recent=gaps.recent)
+        if inputs.estimate_history is not None:
+            history = replace(inputs.estimate_history, receipt_out_days=gaps.history)
+            inputs = replace(inputs, estimate_history=history)
     return World(inputs, base.rules, truth, week, transit)
 
 

@@ -24,6 +24,9 @@ import numpy as np
 # expected units sold over the horizon; a minimum lot ships when its units add this much on
 # average. The rule ``ganhoMinimo`` sets it (in thousandths: ``services.stock.rules``).
 MIN_GAIN_PER_UNIT = 0.15
+# Days of sales the demand estimate reads by default, never fewer than the rules' periodo: 13
+# weeks, a season (``ENGINE_HISTORY_DAYS``; docs/engine.md §1).
+ESTIMATE_HISTORY_DAYS = 91
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,25 @@ class EngineRules:
     custo_envio: float = 0.0
     custo_km: float = 0.0
     ganho_minimo: float = MIN_GAIN_PER_UNIT
+
+
+@dataclass
+class SalesHistory:
+    """What the demand estimate reads when it looks further back than the rules' window
+    (``docs/engine.md`` §1): the sales of the ``days`` days before the batch date, read as the
+    window's are. Every earlier week's posterior is the prior of the next, and with no
+    forgetting that chain is the posterior on these days together: the ledger is its
+    sufficient statistic, so it is read again rather than stored."""
+
+    days: int
+    sales: np.ndarray  # float32 (N, K) units sold over the ``days`` days
+    last_sale_age: np.ndarray  # int16 (N, K) days after each cell's last sale (``days``: none)
+    # int16 (N, K) the days of it each cell counts: from its store's first sale of the product
+    # (a product launched, or first sent to the store, last month has no quarter of zero sales
+    # behind it), never fewer than the window's (``engine_demand.history_spans``)
+    span: np.ndarray
+    # int16 (N, K) as EngineInput's, over each cell's span
+    receipt_out_days: np.ndarray | None = None
 
 
 @dataclass
@@ -85,6 +107,9 @@ class EngineInput:
     # Units on their way to each cell (transfers executed and not received): the destination
     # counts them as stock for the horizon. None: nothing in transit.
     in_transit: np.ndarray | None = None  # int32 (N, K)
+    # The longer history the demand estimate reads (figures, justifications and what an origin
+    # keeps still read the window). None: the estimate reads the window.
+    estimate_history: SalesHistory | None = None
 
 
 @dataclass

@@ -19,7 +19,7 @@ rate known only up to that Gamma).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
@@ -382,6 +382,9 @@ def _never_stocked(
 
 def estimate_demand(inputs: EngineInput) -> Demand:
     """(rate, alive) of every cell; see the module's docstring and docs/engine.md §1."""
+    # Key sizes are the window's, as the valuation's and the grade page's.
+    key = key_sizes(inputs)
+    inputs = _estimate_window(inputs)
     n_nodes, n_items = np.asarray(inputs.stock).shape
     days = max(int(inputs.history_days), 1)
     is_store = ~np.asarray(inputs.node_is_cd, dtype=bool)
@@ -391,7 +394,6 @@ def estimate_demand(inputs: EngineInput) -> Demand:
         return Demand(zeros, zeros.copy(), zeros.copy())
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     a_mat = product_matrix(inputs)
-    key = key_sizes(inputs)
     f_shelf = exposure(inputs) * is_store[:, None]
     f = _less_while_runs_broken(f_shelf, key, a_mat, item_product)
 
@@ -425,6 +427,37 @@ def estimate_demand(inputs: EngineInput) -> Demand:
         # What the store's moved units sold against what was expected of them (docs/engine.md §9).
         rate = rate * np.asarray(inputs.outcome_factor)[:, np.asarray(inputs.product_category)[item_product]]
     return Demand(rate * is_store[:, None], alive * is_store[:, None], dispersion * is_store[:, None])
+
+
+def _estimate_window(inputs: EngineInput) -> EngineInput:
+    """The inputs as the estimate reads them: over the longer history when there is one (its
+    sales, last sales and receipts; the last week and the stock are the same)."""
+    history = inputs.estimate_history
+    if history is None or history.days <= inputs.history_days:
+        return inputs
+    # the days before a cell's span count as days off the shelf
+    unseen = history.days - np.asarray(history.span, dtype=np.int64)
+    if history.receipt_out_days is not None:
+        unseen = unseen + history.receipt_out_days
+    return replace(
+        inputs,
+        sales=history.sales,
+        history_days=history.days,
+        last_sale_age=history.last_sale_age,
+        receipt_out_days=unseen.astype(np.int16),
+        estimate_history=None,
+    )
+
+
+def history_spans(first_sale_age: np.ndarray, item_product: np.ndarray, window: int, days: int) -> np.ndarray:
+    """(N, K) days of a ``days``-day history each cell counts: back to its store's first sale of
+    the product in it (``first_sale_age``, days before the batch date, 0: none), at least the
+    ``window`` and at most ``days``."""
+    item_product = np.asarray(item_product, dtype=np.int64)
+    n_products = int(item_product.max()) + 1 if item_product.size else 0
+    first = np.zeros((np.asarray(first_sale_age).shape[0], n_products), dtype=np.int64)
+    np.maximum.at(first.T, item_product, np.asarray(first_sale_age, dtype=np.int64).T)
+    return np.clip(first[:, item_product], window, days).astype(np.int16)
 
 
 def _less_while_runs_broken(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date
+from typing import NamedTuple
 
 import numpy as np
 from sqlalchemy import and_, func, select
@@ -29,6 +30,14 @@ from models.stock_batches import Recomendacao
 Cell = tuple[uuid.UUID, uuid.UUID, str]
 
 
+class ReceiptOutDays(NamedTuple):
+    """(N, K) days each cell had nothing on the shelf before its last receipt."""
+
+    window: np.ndarray  # int16: of the window ``[start, on)``
+    recent: np.ndarray  # int16: of its last days ``[recent, on)``
+    history: np.ndarray  # int16: of the estimate's history ``[since, on)`` (the window without one)
+
+
 def receipt_out_days(
     stock: np.ndarray,
     node_index: dict[uuid.UUID, int],
@@ -36,14 +45,19 @@ def receipt_out_days(
     start: date,
     recent: date,
     on: date,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """(N, K) days of ``[start, on)`` and of ``[recent, on)`` each cell had nothing on the shelf
-    before its last receipt in the window; None when nothing was received in it.
+    since: date | None = None,
+    span: np.ndarray | None = None,
+) -> ReceiptOutDays | None:
+    """The days of the window, of its last days and of the estimate's history (from ``since``,
+    at most ``start``; of each cell's last ``span`` days of it when given) each cell had nothing
+    on the shelf before its last receipt; None when nothing was received in them. One walk back
+    from today serves the three.
 
     ``stock`` is the stock on hand now (before units in transit are taken off)."""
-    received = _receipts(start, on)
-    # A cell holding more than it received in the window had stock before every receipt: it was
-    # never out on those days, and its sales need not be read.
+    since = start if since is None else min(since, start)
+    received = _receipts(since, on)
+    # A cell holding more than it received had stock before every receipt: it was never out on
+    # those days, and its sales need not be read.
     cells = [
         cell
         for cell, by_day in received.items()
@@ -53,42 +67,60 @@ def receipt_out_days(
     ]
     if not cells:
         return None
-    days = (on - start).days
+    days = (on - since).days
     row = {cell: i for i, cell in enumerate(cells)}
     into = np.zeros((len(cells), days), dtype=np.int64)
     for cell, by_day in received.items():
         if cell in row:
             for day, units in by_day.items():
-                into[row[cell], (day - start).days] += units
-    sold = _daily_sales(row, start, on, days)
+                into[row[cell], (day - since).days] += units
+    sold = _daily_sales(row, since, on, days)
     now = np.array([stock[node_index[c[0]], item_index[(c[1], c[2])]] for c in cells], dtype=np.int64)
     out = days_out(now, sold, into)
-    recent_from = (recent - start).days
-    totals = np.zeros(stock.shape, dtype=np.int16)
-    recents = np.zeros(stock.shape, dtype=np.int16)
     ni = np.array([node_index[c[0]] for c in cells], dtype=np.int64)
     ki = np.array([item_index[(c[1], c[2])] for c in cells], dtype=np.int64)
-    totals[ni, ki] = out.sum(axis=1)
-    recents[ni, ki] = out[:, recent_from:].sum(axis=1)
-    return totals, recents
+
+    def counted(days_back: np.ndarray | int) -> np.ndarray:
+        totals = np.zeros(stock.shape, dtype=np.int16)
+        totals[ni, ki] = _last_days(out, days_back)
+        return totals
+
+    history = counted(days if span is None else span[ni, ki])
+    return ReceiptOutDays(counted((on - start).days), counted((on - recent).days), history)
+
+
+def _last_days(out: np.ndarray, days_back: np.ndarray | int) -> np.ndarray:
+    """(M,) the days marked in each row's last ``days_back`` columns (one count, or one per row)."""
+    first = out.shape[1] - np.asarray(days_back, dtype=np.int64).reshape(-1, 1)
+    return (out & (np.arange(out.shape[1])[None, :] >= first)).sum(axis=1)
 
 
 def dense_out_days(
-    stock: np.ndarray, sold: np.ndarray, into: np.ndarray, recent_days: int
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """``receipt_out_days`` from dense (D, N, K) daily sales and receipts of the window (the
-    simulator's ledger); None when nothing was received."""
+    stock: np.ndarray,
+    sold: np.ndarray,
+    into: np.ndarray,
+    recent_days: int,
+    window_days: int | None = None,
+    span: np.ndarray | None = None,
+) -> ReceiptOutDays | None:
+    """``receipt_out_days`` from dense (D, N, K) daily sales and receipts (the simulator's
+    ledger): the history is all D days (each cell's last ``span``), the window their last
+    ``window_days`` (all without); None when nothing was received."""
     cells = into.sum(axis=0) > 0
     if not cells.any():
         return None
     out = days_out(
         stock[cells].astype(np.int64), sold[:, cells].T.astype(np.int64), into[:, cells].T.astype(np.int64)
     )
-    totals = np.zeros(stock.shape, dtype=np.int16)
-    recents = np.zeros(stock.shape, dtype=np.int16)
-    totals[cells] = out.sum(axis=1)
-    recents[cells] = out[:, -recent_days:].sum(axis=1)
-    return totals, recents
+
+    def counted(days_back: np.ndarray | int) -> np.ndarray:
+        totals = np.zeros(stock.shape, dtype=np.int16)
+        totals[cells] = _last_days(out, days_back)
+        return totals
+
+    days = out.shape[1]
+    history = counted(days if span is None else span[cells])
+    return ReceiptOutDays(counted(min(window_days or days, days)), counted(min(recent_days, days)), history)
 
 
 def days_out(now: np.ndarray, sold: np.ndarray, into: np.ndarray) -> np.ndarray:

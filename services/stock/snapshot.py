@@ -12,18 +12,26 @@ import struct
 import uuid
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import NamedTuple
 
 import numpy as np
+from flask import current_app
 from sqlalchemy import func, select
 
 from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from services.stock import learning, ledger, transit
-from services.stock.engine_contract import EngineInput, Network
+from services.stock.engine_contract import ESTIMATE_HISTORY_DAYS, EngineInput, Network, SalesHistory
+from services.stock.engine_demand import history_spans
 from services.stock.rules import history_days
 from services.stock.storage import PG_COPY_HEADER, is_postgres
 
 RECENT_DAYS = 7  # EngineInput.sales_recent: the last week of the window
+
+
+def estimate_days() -> int:
+    """Days of sales the demand estimate reads (never fewer than the rules' periodo)."""
+    return int(current_app.config.get("ENGINE_HISTORY_DAYS", ESTIMATE_HISTORY_DAYS))
 
 
 @dataclass
@@ -127,15 +135,19 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
     products = _read_products(rules)
     periodo = history_days(rules)
     start, recent = on - timedelta(days=periodo), on - timedelta(days=min(RECENT_DAYS, periodo))
-    stock, sales, sales_recent, last_sale_age = read_cells(
-        nodes.ids, products.ids, products.item_product, products.item_size, start, recent, on
+    since = on - timedelta(days=max(estimate_days(), periodo))
+    cells = read_cells(
+        nodes.ids, products.ids, products.item_product, products.item_size, start, recent, on, since
     )
+    stock = cells.stock
     campaign = _read_campaigns(on, nodes.index, products.ids, nodes.is_cd)
     item_index = {
         (products.ids[p], s): k
         for k, (p, s) in enumerate(zip(products.item_product, products.item_size, strict=True))
     }
-    receipt_out = ledger.receipt_out_days(stock, nodes.index, item_index, start, recent, on)
+    days = (on - since).days
+    span = history_spans(cells.first_sale_age, np.asarray(products.item_product), periodo, days)
+    receipt_out = ledger.receipt_out_days(stock, nodes.index, item_index, start, recent, on, since, span)
     stock, in_transit = _apply_transit(stock, nodes.index, item_index)
     route_f, brand_f, cat_f, outcome_f = learning.engine_factors(
         on, nodes.index, products.brands, products.categories
@@ -151,18 +163,27 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         item_product=np.array(products.item_product, dtype=np.int32),
         item_size_pos=np.array(products.item_pos, dtype=np.int16),
         stock=stock,
-        sales=sales,
-        sales_recent=sales_recent,
+        sales=cells.sales,
+        sales_recent=cells.sales_recent,
         history_days=periodo,
         campaign=campaign,
         route_factor=route_f,
         brand_factor=brand_f,
         category_factor=cat_f,
         outcome_factor=outcome_f,
-        last_sale_age=last_sale_age,
-        receipt_out_days=None if receipt_out is None else receipt_out[0],
-        receipt_out_recent=None if receipt_out is None else receipt_out[1],
+        last_sale_age=cells.last_sale_age,
+        receipt_out_days=None if receipt_out is None else receipt_out.window,
+        receipt_out_recent=None if receipt_out is None else receipt_out.recent,
         in_transit=in_transit,
+        estimate_history=None
+        if since >= start
+        else SalesHistory(
+            days=days,
+            sales=cells.history_sales,
+            last_sale_age=cells.history_age,
+            span=span,
+            receipt_out_days=None if receipt_out is None else receipt_out.history,
+        ),
     )
     network = Network(
         node_ids=nodes.ids,
@@ -205,6 +226,18 @@ def _apply_transit(
 # --- stock and sales cells ------------------------------------------------------------------
 
 
+class Cells(NamedTuple):
+    """(N, K) stock now, and what each cell sold in the window and in the estimate's history."""
+
+    stock: np.ndarray  # int32
+    sales: np.ndarray  # float32 units sold in ``[start, on)``
+    sales_recent: np.ndarray  # float32 ... in ``[recent, on)``
+    last_sale_age: np.ndarray  # int16 days of the window after the last sale (the window: none)
+    history_sales: np.ndarray  # float32 ... in ``[since, on)``
+    history_age: np.ndarray  # int16 days of the history after the last sale
+    first_sale_age: np.ndarray  # int16 days from the first sale of the history to ``on`` (0: none)
+
+
 def read_cells(
     node_ids: list[uuid.UUID],
     product_ids: list[uuid.UUID],
@@ -213,15 +246,19 @@ def read_cells(
     start: date,
     recent: date,
     on: date,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(N, K) stock now, units sold in ``[start, on)`` and in ``[recent, on)``, and the days of the
-    window after each cell's last sale (the whole window when it sold nothing there)."""
+    since: date | None = None,
+) -> Cells:
+    """Stock now and the sales of the window ``[start, on)``, of its last days and of the
+    estimate's history from ``since`` (at most ``start``; the window without it), with the days
+    after each cell's last sale in the window and in the history."""
+    since = start if since is None else min(since, start)
     read = _read_cells_postgres if is_postgres() else _read_cells_generic
-    return read(node_ids, product_ids, item_product, item_size, start, recent, on)
+    return read(node_ids, product_ids, item_product, item_size, (since, start, recent, on))
 
 
-def _read_cells_generic(node_ids, product_ids, item_product, item_size, start, recent, on):
+def _read_cells_generic(node_ids, product_ids, item_product, item_size, dates):
     """Stock and sales through the ORM: fine for SQLite and small networks."""
+    since, start, recent, on = dates
     n, k = len(node_ids), len(item_size)
     node_index = {nid: i for i, nid in enumerate(node_ids)}
     item_index = {
@@ -235,14 +272,31 @@ def _read_cells_generic(node_ids, product_ids, item_product, item_size, start, r
         ni = node_index.get(loja_id)
         if ki is not None and ni is not None:
             stock[ni, ki] = qtd
-    sales = np.zeros((n, k), dtype=np.float32)
-    sales_recent = np.zeros((n, k), dtype=np.float32)
+    sales, sales_recent, history = (np.zeros((n, k), dtype=np.float32) for _ in range(3))
     age = np.full((n, k), (on - start).days, dtype=np.int16)
-    recent_sum = func.sum(Venda.qtd).filter(Venda.data >= recent)
-    last_sale = func.max(Venda.data).filter(Venda.qtd > 0)
-    for loja_id, produto_id, tamanho, total, last, last_day in db.session.execute(
-        select(Venda.loja_id, Venda.produto_id, Venda.tamanho, func.sum(Venda.qtd), recent_sum, last_sale)
-        .where(Venda.data >= start, Venda.data < on)
+    history_age = np.full((n, k), (on - since).days, dtype=np.int16)
+    first_age = np.zeros((n, k), dtype=np.int16)
+    columns = (
+        func.sum(Venda.qtd).filter(Venda.data >= start),
+        func.sum(Venda.qtd).filter(Venda.data >= recent),
+        func.max(Venda.data).filter(Venda.qtd > 0, Venda.data >= start),
+        func.sum(Venda.qtd),
+        func.max(Venda.data).filter(Venda.qtd > 0),
+        func.min(Venda.data).filter(Venda.qtd > 0),
+    )
+    for (
+        loja_id,
+        produto_id,
+        tamanho,
+        total,
+        last,
+        last_day,
+        older,
+        older_day,
+        first_day,
+    ) in db.session.execute(
+        select(Venda.loja_id, Venda.produto_id, Venda.tamanho, *columns)
+        .where(Venda.data >= since, Venda.data < on)
         .group_by(Venda.loja_id, Venda.produto_id, Venda.tamanho)
     ):
         ki = item_index.get((produto_id, tamanho))
@@ -250,9 +304,13 @@ def _read_cells_generic(node_ids, product_ids, item_product, item_size, start, r
         if ki is not None and ni is not None:
             sales[ni, ki] = total or 0
             sales_recent[ni, ki] = last or 0
+            history[ni, ki] = older or 0
             if last_day is not None:
                 age[ni, ki] = (on - last_day).days - 1
-    return stock, sales, sales_recent, age
+            if older_day is not None:
+                history_age[ni, ki] = (on - older_day).days - 1
+                first_age[ni, ki] = (on - first_day).days
+    return Cells(stock, sales, sales_recent, age, history, history_age, first_age)
 
 
 def _binary_ints(buf: bytes | bytearray, columns: int) -> np.ndarray:
@@ -267,8 +325,9 @@ def _binary_ints(buf: bytes | bytearray, columns: int) -> np.ndarray:
     return np.column_stack([rows[f"x{2 * i + 1}"].astype(np.int32) for i in range(columns)])
 
 
-def _read_cells_postgres(node_ids, product_ids, item_product, item_size, start, recent, on):
+def _read_cells_postgres(node_ids, product_ids, item_product, item_size, dates):
     """Stock and sales through binary ``COPY``: PostgreSQL maps ids to indexes and aggregates."""
+    since, start, recent, on = dates
     n, k = len(node_ids), len(item_size)
     raw = db.session.connection().connection.driver_connection
     with raw.cursor() as cur:
@@ -299,28 +358,35 @@ def _read_cells_postgres(node_ids, product_ids, item_product, item_size, start, 
         stock[cells[:, 0], cells[:, 1]] = cells[:, 2]
         del buf, cells
 
-        sales = np.zeros((n, k), dtype=np.float32)
-        sales_recent = np.zeros((n, k), dtype=np.float32)
-        window = (on - start).days
+        sales, sales_recent, history = (np.zeros((n, k), dtype=np.float32) for _ in range(3))
+        window, days = (on - start).days, (on - since).days
         age = np.full((n, k), window, dtype=np.int16)
+        history_age = np.full((n, k), days, dtype=np.int16)
+        first_age = np.zeros((n, k), dtype=np.int16)
         # Dates are formatted by us from `date` objects, never from user input.
+        in_window = f"v.data >= DATE '{start.isoformat()}'"
         buf = _copy_out(
             cur,
-            "COPY (SELECT n.i, it.k, SUM(v.qtd)::int4, "
+            "COPY (SELECT n.i, it.k, "
+            f"COALESCE(SUM(v.qtd) FILTER (WHERE {in_window}), 0)::int4, "
             f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{recent.isoformat()}'), 0)::int4, "
-            f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0), {window})::int4 "
+            f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0 AND {in_window}), "
+            f"{window})::int4, "
+            "SUM(v.qtd)::int4, "
+            f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0), {days})::int4, "
+            f"COALESCE(DATE '{on.isoformat()}' - MIN(v.data) FILTER (WHERE v.qtd > 0), 0)::int4 "
             "FROM vendas v "
             "JOIN _giro_nodes n ON n.id = v.loja_id "
             "JOIN _giro_items it ON it.produto_id = v.produto_id AND it.tamanho = v.tamanho "
-            f"WHERE v.data >= DATE '{start.isoformat()}' AND v.data < DATE '{on.isoformat()}' "
+            f"WHERE v.data >= DATE '{since.isoformat()}' AND v.data < DATE '{on.isoformat()}' "
             "GROUP BY n.i, it.k) TO STDOUT (FORMAT binary)",
         )
-        cells = _binary_ints(buf, 5)
-        sales[cells[:, 0], cells[:, 1]] = cells[:, 2]
-        sales_recent[cells[:, 0], cells[:, 1]] = cells[:, 3]
-        age[cells[:, 0], cells[:, 1]] = cells[:, 4]
+        cells = _binary_ints(buf, 8)
+        at = (cells[:, 0], cells[:, 1])
+        sales[at], sales_recent[at], age[at] = cells[:, 2], cells[:, 3], cells[:, 4]
+        history[at], history_age[at], first_age[at] = cells[:, 5], cells[:, 6], cells[:, 7]
         cur.execute("DROP TABLE IF EXISTS _giro_nodes, _giro_items")
-    return stock, sales, sales_recent, age
+    return Cells(stock, sales, sales_recent, age, history, history_age, first_age)
 
 
 def _copy_out(cur, statement: str) -> bytearray:

@@ -308,3 +308,60 @@ def test_a_lot_comes_from_the_origin_that_loses_least_not_the_nearest(client, ru
     assert [(r["origemId"], r["lojaDestinoId"], r["quantidade"]) for r in recs] == [
         (str(cd.id), str(destino.id), 3)
     ]
+
+
+# The estimate reads a quarter of sales, each cell from its store's first sale of the product
+# (docs/engine.md §1); ENGINE_HISTORY_DAYS = 30 reads the rules' window alone.
+
+
+def a_steady_seller_after_a_quiet_month(client, admin, *, quarter: bool = True):
+    """Loja Firme sold a unit a day for two months, then 10 units in the window's 30 days (every
+    third day), and holds 12; Loja Vazia, which sells a unit a day, is out. Read over the window
+    alone, Firme needs 5 of its 12 for its next 14 days; read over the quarter, about twice that."""
+    firme = make_loja(nome="Loja Firme", lat=-23.55, lng=-46.63)
+    vazia = make_loja(nome="Loja Vazia", lat=-23.56, lng=-46.64)
+    produto = make_produto(nome="Boné", tamanhos=("U",))
+    set_stock(firme, produto, U=12)
+    before = [1] * 60 if quarter else [0] * 60
+    add_sales(firme, produto, "U", before + [0, 0, 1] * 10, end=ON)
+    set_stock(vazia, produto, U=0)
+    add_sales(vazia, produto, "U", [1] * 30, end=ON)
+    put_rules(client, admin, custoEnvio=0, custoKm=0, qtdMinima=1)
+    return firme
+
+
+def _units_from(client, admin, loja) -> int:
+    return sum(r["quantidade"] for r in batch_recs(client, admin) if r["origemId"] == str(loja.id))
+
+
+@pytest.mark.parametrize("history_days", [91, 30])
+def test_a_quiet_month_after_a_steady_quarter_does_not_empty_a_store(
+    app, client, runner, admin, monkeypatch, history_days
+):
+    monkeypatch.setitem(app.config, "ENGINE_HISTORY_DAYS", history_days)
+    firme = a_steady_seller_after_a_quiet_month(client, admin)
+    generate(runner)
+    given = _units_from(client, admin, firme)
+    if history_days == 30:  # the window alone: its 10 units in 30 days are all the engine sees
+        assert given >= 6
+    else:
+        assert given <= 4
+
+
+@pytest.mark.parametrize("history_days", [91, 30])
+def test_the_quarter_is_read_only_from_the_stores_first_sale_of_the_product(
+    app, client, runner, admin, monkeypatch, history_days
+):
+    """Loja Nova got a product 20 days ago, sold a unit a day and is out; the CD holds 30. Read
+    from its first sale, not as 91 days on the shelf and 71 of them without a sale, the quarter
+    sends it what the window sends."""
+    monkeypatch.setitem(app.config, "ENGINE_HISTORY_DAYS", history_days)
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    nova = make_loja(nome="Loja Nova", lat=-23.55, lng=-46.63)
+    produto = make_produto(nome="Boné", tamanhos=("U",))
+    set_stock(cd, produto, U=30)
+    set_stock(nova, produto, U=0)
+    add_sales(nova, produto, "U", [1] * 20, end=ON)
+    put_rules(client, admin, custoEnvio=0, custoKm=0, qtdMinima=1, priorizarCd=True)
+    generate(runner)
+    assert _units_to(client, admin, nova) == 13
