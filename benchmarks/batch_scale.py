@@ -1,7 +1,8 @@
 """Batch generation at the target scale on PostgreSQL: read, compute and write times and peak memory.
 
 Builds (or reuses) a network of 300 nodes (4 CDs, 296 stores), 1,000 products x 6
-sizes (1.8 M stock cells) and 30 days of sales (about 3 M rows) in the dedicated
+sizes (1.8 M stock cells) and 91 days of sales (about 9 M rows: the quarter the demand
+estimate reads, ``ENGINE_HISTORY_DAYS``) in the dedicated
 database ``giro_bench_batches``, then generates one batch in a fresh process and
 prints the seconds spent reading the inputs, computing and writing, the total,
 the ratio total / read and the peak resident memory of that process.
@@ -32,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/giro_bench_batches"
-CDS, STORES, PRODUCTS, SIZES, DAYS = 4, 296, 1000, ("34", "35", "36", "37", "38", "39"), 30
+CDS, STORES, PRODUCTS, SIZES, DAYS = 4, 296, 1000, ("34", "35", "36", "37", "38", "39"), 91
 BATCH_DATE = date(2026, 11, 18)
 SEED = 7
 
@@ -189,7 +190,8 @@ def has_data(url: str) -> bool:
 
     try:
         with psycopg.connect(url) as conn:
-            return conn.execute("SELECT count(*) FROM vendas").fetchone()[0] > 1_000_000
+            first = conn.execute("SELECT min(data) FROM vendas").fetchone()[0]
+            return first is not None and first <= BATCH_DATE - timedelta(days=DAYS)
     except psycopg.Error:
         return False
 

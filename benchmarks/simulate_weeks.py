@@ -104,6 +104,7 @@ from benchmarks.simulate_engine import (
     routes_cost,
     same_output,
 )
+from services.stock import learning
 from services.stock import ledger as stock_ledger
 from services.stock.engine import recommend
 from services.stock.engine_demand import RECENT_DAYS
@@ -124,6 +125,7 @@ class Options:
     first_week_seconds: float = 3 * ORACLE_TIME_LIMIT
     ledger: bool = True  # the receipts' stock-out days reach the engine, as the database gives them
     true_rates: bool = False  # the engine plans on the true rates (the planning alone)
+    outcome: bool = True  # what moved units sold against what was expected reaches the engine
 
 
 @dataclass
@@ -141,6 +143,22 @@ class Lane:
     cost: float = 0.0
     overdrawn: int = 0
     resent: int = 0
+    # the engine's executed transfers, for the outcome measure (``outcome_factor``)
+    transfers: list[Transfer] = field(default_factory=list)
+
+
+@dataclass
+class Transfer:
+    """An executed transfer as ``services.stock.outcome`` reads it from the database."""
+
+    dest: int
+    item: int
+    units: int
+    esi: float  # the engine's expected extra sales (``venda_extra_esperada``)
+    batch_day: int  # the batch's date (a day index of the ledger)
+    start: int  # the day it reached the shelf (``recebida_data``)
+    dest_stock: int  # the destination's stock on hand at the batch (``estoque_destino``)
+    ahead: int  # units of the same batch into the same cell that start earlier
 
 
 def parse_shape(text: str) -> Shape:
@@ -209,6 +227,48 @@ def resent_units(world: World, sent: np.ndarray) -> int:
     return int(sent[covered].sum())
 
 
+def record_transfers(lane: Lane, world: World, out, lead_days: int) -> None:
+    """The engine's batch as executed transfers, in its order (several origins of one cell: the
+    earlier in the batch counts as ahead)."""
+    seen: dict[tuple[int, int], int] = {}
+    for o_dest, o_item, units, esi in zip(
+        out.dest.tolist(), out.item.tolist(), out.quantity.tolist(), out.expected_gain.tolist(), strict=True
+    ):
+        ahead = seen.get((o_dest, o_item), 0)
+        seen[(o_dest, o_item)] = ahead + units
+        stock = int(world.inputs.stock[o_dest, o_item])
+        lane.transfers.append(
+            Transfer(o_dest, o_item, units, esi, lane.day, lane.day + lead_days, stock, ahead)
+        )
+
+
+def outcome_factors(lane: Lane, inputs, horizon_days: int) -> np.ndarray | None:
+    """(N, C) what the transfers each store received in each category sold in their first
+    ``horizon_days`` on the shelf against what the engine expected (ASI / ESI, shrunk and clipped
+    as ``services.stock.learning`` does), over the windows complete at the lane's day."""
+    n_categories = int(inputs.product_category.max()) + 1
+    esi = np.zeros((lane.stock.shape[0], n_categories))
+    asi = np.zeros_like(esi)
+    measured = np.zeros(esi.shape, dtype=bool)
+    for t in lane.transfers:
+        end = t.start + horizon_days
+        if end > lane.day:
+            continue
+        sold = np.stack(lane.ledger[t.batch_day : end])[:, t.dest, t.item]
+        own = max(t.dest_stock - int(sold[: t.start - t.batch_day].sum()), 0)
+        window = int(sold[t.start - t.batch_day :].sum())
+        c = int(inputs.product_category[inputs.item_product[t.item]])
+        esi[t.dest, c] += t.esi
+        asi[t.dest, c] += min(max(window - own - t.ahead, 0), t.units)
+        measured[t.dest, c] = True
+    if not measured.any():
+        return None
+    factor = np.ones(esi.shape, dtype=np.float32)
+    for n, c in zip(*np.nonzero(measured), strict=True):
+        factor[n, c] = learning.outcome_factor(float(esi[n, c]), float(asi[n, c]))
+    return factor
+
+
 def execute(lane: Lane, world: World, plan, lead_days: int) -> None:
     """The whole batch approved: its units leave the origins now and arrive after the lead time."""
     q = np.asarray(plan.quantity, dtype=np.int64)
@@ -261,6 +321,9 @@ def engine_week(base: World, lane: Lane, week: int, opts: Options) -> tuple[dict
     """The engine's batch of the week on its lane's snapshot, measured, checked and executed;
     with the oracle, also its plan with the same units on the same snapshot."""
     world = snapshot(base, lane, week, opts.ledger)
+    if opts.outcome and not opts.true_rates:
+        factor = outcome_factors(lane, world.inputs, world.rules.horizon_days)
+        world = replace(world, inputs=replace(world.inputs, outcome_factor=factor))
     rate = {"daily_rate": world.truth.rate} if opts.true_rates else {}
     t0 = time.perf_counter()
     out = recommend(world.inputs, world.rules, **rate)
@@ -285,6 +348,7 @@ def engine_week(base: World, lane: Lane, week: int, opts: Options) -> tuple[dict
         row["limited"] += ["measure"] * limited
         row["oracle"] = _net(world, plan)
         row["vs_oracle"] = row["net"] / row["oracle"] if row["oracle"] > 0 else float("nan")
+    record_transfers(lane, world, out, opts.lead_days)
     execute(lane, world, out, opts.lead_days)
     return row, plan
 
@@ -522,6 +586,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--true-rates", action="store_true", help="the engine plans on the true rates (the planning alone)"
     )
+    parser.add_argument(
+        "--no-outcome", action="store_true", help="the engine without what its moved units sold (ASI / ESI)"
+    )
     args = parser.parse_args(argv)
     if args.weeks < 1 or args.lead_days < 0:
         parser.error("--weeks must be >= 1 and --lead-days >= 0")
@@ -534,6 +601,7 @@ def main(argv: list[str] | None = None) -> int:
         args.first_week_seconds,
         not args.no_ledger,
         args.true_rates,
+        not args.no_outcome,
     )
     t0 = time.perf_counter()
     print(

@@ -363,15 +363,14 @@ def _read_cells_postgres(node_ids, product_ids, item_product, item_size, dates):
         age = np.full((n, k), window, dtype=np.int16)
         history_age = np.full((n, k), days, dtype=np.int16)
         first_age = np.zeros((n, k), dtype=np.int16)
-        # Dates are formatted by us from `date` objects, never from user input.
-        in_window = f"v.data >= DATE '{start.isoformat()}'"
+        # Dates are formatted by us from `date` objects, never from user input. A quarter is
+        # millions of rows: as few aggregates as will do (the window's last sale is the
+        # history's when it falls in the window).
         buf = _copy_out(
             cur,
             "COPY (SELECT n.i, it.k, "
-            f"COALESCE(SUM(v.qtd) FILTER (WHERE {in_window}), 0)::int4, "
+            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{start.isoformat()}'), 0)::int4, "
             f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{recent.isoformat()}'), 0)::int4, "
-            f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0 AND {in_window}), "
-            f"{window})::int4, "
             "SUM(v.qtd)::int4, "
             f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0), {days})::int4, "
             f"COALESCE(DATE '{on.isoformat()}' - MIN(v.data) FILTER (WHERE v.qtd > 0), 0)::int4 "
@@ -381,10 +380,11 @@ def _read_cells_postgres(node_ids, product_ids, item_product, item_size, dates):
             f"WHERE v.data >= DATE '{since.isoformat()}' AND v.data < DATE '{on.isoformat()}' "
             "GROUP BY n.i, it.k) TO STDOUT (FORMAT binary)",
         )
-        cells = _binary_ints(buf, 8)
+        cells = _binary_ints(buf, 7)
         at = (cells[:, 0], cells[:, 1])
-        sales[at], sales_recent[at], age[at] = cells[:, 2], cells[:, 3], cells[:, 4]
-        history[at], history_age[at], first_age[at] = cells[:, 5], cells[:, 6], cells[:, 7]
+        sales[at], sales_recent[at], history[at] = cells[:, 2], cells[:, 3], cells[:, 4]
+        history_age[at], first_age[at] = cells[:, 5], cells[:, 6]
+        age[at] = np.where(cells[:, 5] < window, cells[:, 5], window)
         cur.execute("DROP TABLE IF EXISTS _giro_nodes, _giro_items")
     return Cells(stock, sales, sales_recent, age, history, history_age, first_age)
 

@@ -13,6 +13,7 @@ import importlib.util
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 
 SEED = 7
@@ -80,3 +81,25 @@ def test_the_oracle_solves_its_whole_program_to_within_1_percent_of_its_bound(va
         assert week["oracle"] >= week["net"] - 1e-6
     assert case["overdrawn"]["oracle"] == 0
     assert case["lift"]["oracle"] > 0
+
+
+def test_the_engine_hears_what_its_moved_units_sold_once_their_window_is_over():
+    """Two stores each received 10 units the engine expected to sell 8 more over 14 days: one
+    sold none of them, the other all. Once their 14 days are over, the first store's rates in
+    that category are scaled down and the second's up (services.stock.learning's factor); a
+    window still open says nothing yet."""
+    sim = _weeks()
+    base = sim.build_world(sim.parse_shape("4x5"), SEED)
+    inputs = base.inputs
+    stock = inputs.stock.copy()
+    days = [np.zeros(stock.shape, dtype=np.int16) for _ in range(40)]
+    for day in days[20:34]:
+        day[1, 0] = 1  # store 1 sells one unit a day of item 0 once the transfer is on the shelf
+    lane = sim.Lane(stock, days, day=34)
+    for store in (0, 1):
+        lane.transfers.append(sim.Transfer(store, 0, 10, 8.0, batch_day=17, start=20, dest_stock=0, ahead=0))
+    category = int(inputs.product_category[inputs.item_product[0]])
+    factor = sim.outcome_factors(lane, inputs, 14)
+    assert factor[0, category] == pytest.approx(20 / 28)  # (ASI 0 + 20) / (ESI 8 + 20)
+    assert factor[1, category] == pytest.approx(30 / 28)  # ASI 10: every unit moved sold
+    assert sim.outcome_factors(sim.Lane(stock, days, day=33, transfers=lane.transfers), inputs, 14) is None
