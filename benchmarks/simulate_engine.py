@@ -194,11 +194,16 @@ def _last_days(daily_sales: list[np.ndarray], days: int) -> tuple[np.ndarray, np
     return window.sum(axis=0).astype(np.float32), age
 
 
-def _snapshot(truth: Truth, inputs: EngineInput, in_transit: np.ndarray | None) -> EngineInput:
+def _snapshot(
+    truth: Truth,
+    inputs: EngineInput,
+    in_transit: np.ndarray | None,
+    history_days: int = ESTIMATE_HISTORY_DAYS,
+) -> EngineInput:
     """What the database holds: the window's sales, and the estimate's longer history once the
     days played pass the window (as ``snapshot.read_inputs`` reads them)."""
     sales, age = _last_days(truth.daily_sales, HISTORY_DAYS)
-    days = min(len(truth.daily_sales), ESTIMATE_HISTORY_DAYS)
+    days = min(len(truth.daily_sales), history_days)
     history = None
     if days > HISTORY_DAYS:
         sold_any = np.stack(truth.daily_sales[-days:]) > 0

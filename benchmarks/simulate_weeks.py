@@ -4,7 +4,9 @@
 This module plays what a retailer lives with: a network of known Poisson rates
 (``simulate_engine.build_world``: 30 days of history) runs for ``--weeks`` weeks; at the
 start of each week the engine gets the snapshot the database would hold (stock on the shelf,
-the last 30 days of the sales ledger with each cell's last-sale age, the units in transit),
+the sales ledger of the last 30 days and of the quarter the estimate reads, with each cell's
+last-sale age and its store's first sale of the product, the units in transit, and what its
+earlier transfers sold against what it expected),
 its whole batch is approved and executed, then 7 days of sales are played. The same weeks
 are played from the same start by each policy:
 
@@ -54,6 +56,11 @@ Assumptions, all of them:
   days: true rate with the campaign lift x the run factor of what it holds x 14), counted on
   that week's snapshot for every policy. With ``--lead-days`` under 7 no cell has units in
   transit at a snapshot, so the count is 0 by construction; ``--lead-days 10`` exercises it.
+- **Outcome**: each transfer the engine's lane executes is measured as ``services.stock.outcome``
+  measures it from the database (ASI over the 14 days from its arrival, the destination's own
+  stock selling first, earlier lots of the batch into the cell ahead), and once its window is
+  over the destination store x category's ``learning.demand_factors`` reach the engine's rates
+  (``--no-outcome`` leaves them out); ``--history-days 30`` has the estimate read the window alone.
 - **Planning alone**: ``--true-rates`` hands the engine the true rates (with the campaign
   lift, the whole run) instead of its estimate: what is left of the gap is the planning's.
 - **Determinism**: the engine runs twice on week 1 of each seed x rule set (``same_output``);
@@ -67,7 +74,7 @@ Usage::
     .venv/bin/python benchmarks/simulate_weeks.py [--seeds 5] [--weeks 8] [--shape 10x20]
         [--lead-days 3] [--oracle-seconds 10] [--first-week-seconds 30] [--no-oracle] [--equal-only]
         [--first-seed 1000]
-        [--true-rates]
+        [--true-rates] [--no-outcome] [--history-days 91]
 
 ``--shape`` takes 10x20, 16x30 or any SxP (S stores, 1 CD, P products of 4-6 sizes);
 ``--equal-only`` skips the unlimited oracle policy (half the solver time).
@@ -107,6 +114,7 @@ from benchmarks.simulate_engine import (
 from services.stock import learning
 from services.stock import ledger as stock_ledger
 from services.stock.engine import recommend
+from services.stock.engine_contract import ESTIMATE_HISTORY_DAYS
 from services.stock.engine_demand import RECENT_DAYS
 
 WEEK_DAYS = 7
@@ -126,6 +134,7 @@ class Options:
     ledger: bool = True  # the receipts' stock-out days reach the engine, as the database gives them
     true_rates: bool = False  # the engine plans on the true rates (the planning alone)
     outcome: bool = True  # what moved units sold against what was expected reaches the engine
+    history_days: int = ESTIMATE_HISTORY_DAYS  # days of sales the estimate reads (HISTORY_DAYS: the window)
 
 
 @dataclass
@@ -190,12 +199,14 @@ def in_transit(lane: Lane) -> np.ndarray:
     return total
 
 
-def snapshot(base: World, lane: Lane, week: int, ledger: bool = True) -> World:
+def snapshot(
+    base: World, lane: Lane, week: int, ledger: bool = True, history_days: int = ESTIMATE_HISTORY_DAYS
+) -> World:
     """What the database holds at the start of the week, with the truth the measures read: with
     ``ledger``, the stock-out days before each receipt of the window (``services.stock.ledger``)."""
     transit = in_transit(lane)
     truth = replace(base.truth, stock=lane.stock, daily_sales=lane.ledger)
-    inputs = _snapshot(truth, base.inputs, transit if transit.any() else None)
+    inputs = _snapshot(truth, base.inputs, transit if transit.any() else None, history_days)
     days = inputs.history_days if inputs.estimate_history is None else inputs.estimate_history.days
     start = lane.day - days
     into = np.zeros((days, *lane.stock.shape), dtype=np.int64)
@@ -245,7 +256,7 @@ def record_transfers(lane: Lane, world: World, out, lead_days: int) -> None:
 def outcome_factors(lane: Lane, inputs, horizon_days: int) -> np.ndarray | None:
     """(N, C) what the transfers each store received in each category sold in their first
     ``horizon_days`` on the shelf against what the engine expected (ASI / ESI, shrunk and clipped
-    as ``services.stock.learning`` does), over the windows complete at the lane's day."""
+    by ``services.stock.learning.demand_factors``), over the windows complete at the lane's day."""
     n_categories = int(inputs.product_category.max()) + 1
     esi = np.zeros((lane.stock.shape[0], n_categories))
     asi = np.zeros_like(esi)
@@ -264,8 +275,7 @@ def outcome_factors(lane: Lane, inputs, horizon_days: int) -> np.ndarray | None:
     if not measured.any():
         return None
     factor = np.ones(esi.shape, dtype=np.float32)
-    for n, c in zip(*np.nonzero(measured), strict=True):
-        factor[n, c] = learning.outcome_factor(float(esi[n, c]), float(asi[n, c]))
+    factor[measured] = learning.demand_factors(esi[measured], asi[measured])
     return factor
 
 
@@ -320,7 +330,7 @@ def solve(world: World, cap: int | None, seconds: float) -> tuple[Plan, float, b
 def engine_week(base: World, lane: Lane, week: int, opts: Options) -> tuple[dict, Plan | None]:
     """The engine's batch of the week on its lane's snapshot, measured, checked and executed;
     with the oracle, also its plan with the same units on the same snapshot."""
-    world = snapshot(base, lane, week, opts.ledger)
+    world = snapshot(base, lane, week, opts.ledger, opts.history_days)
     if opts.outcome and not opts.true_rates:
         factor = outcome_factors(lane, world.inputs, world.rules.horizon_days)
         world = replace(world, inputs=replace(world.inputs, outcome_factor=factor))
@@ -589,6 +599,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-outcome", action="store_true", help="the engine without what its moved units sold (ASI / ESI)"
     )
+    parser.add_argument(
+        "--history-days",
+        type=int,
+        default=ESTIMATE_HISTORY_DAYS,
+        help=f"days of sales the estimate reads, at most ({HISTORY_DAYS}: the window alone)",
+    )
     args = parser.parse_args(argv)
     if args.weeks < 1 or args.lead_days < 0:
         parser.error("--weeks must be >= 1 and --lead-days >= 0")
@@ -602,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
         not args.no_ledger,
         args.true_rates,
         not args.no_outcome,
+        max(args.history_days, HISTORY_DAYS),
     )
     t0 = time.perf_counter()
     print(

@@ -160,7 +160,7 @@ def by_product(a_mat: sparse.csr_matrix, cells: np.ndarray) -> np.ndarray:
     return np.asarray((a_mat.T @ cells.T).T)
 
 
-def _gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
+def gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
     """Method-of-moments shape of a Gamma(a, a) multiplier on Poisson means.
 
     For T ~ Poisson(E * g) with E[g] = 1, Var[g] = 1/a:
@@ -188,7 +188,7 @@ def _trend(recent: np.ndarray, expected: np.ndarray) -> np.ndarray:
     """Trend of each store (or product): its Gamma prior fitted like the rates' (never weaker
     than TREND_PRIOR_UNITS), so that chance alone, a handful of units either way over a week,
     moves no rate."""
-    prior = max(_gamma_shape(recent, expected), TREND_PRIOR_UNITS)
+    prior = max(gamma_shape(recent, expected), TREND_PRIOR_UNITS)
     return _ratio(recent, expected, TREND_BOUNDS, prior)
 
 
@@ -293,7 +293,7 @@ def size_curve(
         weight[~fitted] = weight[fitted].min()
     prior = level[item_product] * weight[step]
     expected = prior * item_exp
-    shape = _gamma_shape(item_tot, expected)
+    shape = gamma_shape(item_tot, expected)
     with np.errstate(invalid="ignore", divide="ignore"):
         curve = np.where(prior > 0, prior * (item_tot + shape) / (expected + shape), 0.0)
     # a product nobody sold (nothing to fit): an even curve
@@ -362,7 +362,7 @@ def _never_stocked(
     cells = carried & (expected > 0)
     if cells.sum() < 20:
         return alive
-    shape = _gamma_shape(given[cells], expected[cells])
+    shape = gamma_shape(given[cells], expected[cells])
     p_zero = (shape / (shape + expected)) ** shape
     never = cells & (given <= 0)
     dead = np.zeros(int(ring.max()) + 1)
@@ -409,7 +409,7 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     t_np = by_product(a_mat, x)
     m = _store_product_rates(t_np, by_product(a_mat, f * share[None, :]))[:, item_product] * share[None, :]
     mf = m * f
-    shape_cell = _gamma_shape(x, mf)
+    shape_cell = gamma_shape(x, mf)
     rate, dispersion = _cell_rates(x, m, mf, shape_cell, days)
 
     # Sizes nobody buys: zero sales over days on the shelf, beyond what the pooled rate explains.
@@ -483,7 +483,7 @@ def _store_product_rates(t_np: np.ndarray, f_np: np.ndarray) -> np.ndarray:
         prod = t_np.sum(axis=0) / np.maximum(store @ f_np, 1e-9)
     full = np.outer(store, prod)
     e_np = full * f_np
-    shape_np = _gamma_shape(t_np, e_np)
+    shape_np = gamma_shape(t_np, e_np)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(full > 0, full * (t_np + shape_np) / (e_np + shape_np), 0.0)
 

@@ -46,6 +46,7 @@ from extensions import db
 from models.stock import Loja, Produto
 from models.stock_batches import Recomendacao
 from services.stock import outcome
+from services.stock.engine_demand import gamma_shape
 
 WINDOW_DAYS = 182
 PRIOR = 2.0
@@ -201,20 +202,31 @@ def engine_factors(
     return route, brand, category, _outcome_factor(stats.destinos, node_index, cat_pos)
 
 
+def demand_factors(esi: np.ndarray, asi: np.ndarray) -> np.ndarray:
+    """Each destination store x category's ``outcome_factor`` (docs/engine.md §9): its ASI / ESI
+    shrunk toward 1 by a prior whose strength is fitted over every group (by moments, as the
+    rates' are), never weaker than ``OUTCOME_PRIOR``. Where moved units sold what was expected
+    up to chance, the prior is strong and every factor stays near 1: a store is not rated down
+    for one unlucky fortnight."""
+    esi, asi = np.asarray(esi, dtype=np.float64), np.asarray(asi, dtype=np.float64)
+    prior = max(gamma_shape(asi, esi), OUTCOME_PRIOR)
+    return np.clip((asi + prior) / (esi + prior), OUTCOME_MIN, OUTCOME_MAX)
+
+
 def _outcome_factor(
     destinos: dict[tuple, list], node_index: dict[uuid.UUID, int], cat_pos: dict[str, int]
 ) -> np.ndarray | None:
     """(N, C) ``outcome_factor`` of the transfers each store received in each category."""
     found = [
-        (node_index[d], cat_pos[c], outcome_factor(esi, asi))
+        (node_index[d], cat_pos[c], esi, asi)
         for (d, c), (medidas, esi, asi) in destinos.items()
         if medidas and d in node_index and c in cat_pos
     ]
     if not found:
         return None
+    nodes, cats, esi, asi = (np.array(column) for column in zip(*found, strict=True))
     factor = np.ones((len(node_index), len(cat_pos)), dtype=np.float32)
-    for n, c, value in found:
-        factor[n, c] = value
+    factor[nodes, cats] = demand_factors(esi, asi)
     return factor
 
 
