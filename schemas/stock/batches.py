@@ -320,7 +320,13 @@ def _rule(name: str, **kwargs) -> fields.Field:
 class RegrasPayload(StockSchema):
     priorizar_cd = _rule("priorizarCd")
     qtd_minima = _rule("qtdMinima")
-    periodo = _rule("periodo", metadata={"description": "Days of sales history behind the averages"})
+    periodo = _rule(
+        "periodo",
+        metadata={
+            "description": "Days of sales behind the averages, the justifications and what an origin keeps; "
+            "the demand estimate reads at least these, a quarter by default (ENGINE_HISTORY_DAYS)"
+        },
+    )
     peso_distancia = _rule("pesoDistancia")
     peso_giro = _rule("pesoGiro")
     peso_estoque = _rule("pesoEstoque")

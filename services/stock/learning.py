@@ -27,10 +27,13 @@ refusals took, never above 1 (the factors stay penalties). The engine multiplies
 factors of a recommendation into its score; ``/metricas/aprendizado`` shows the same numbers.
 
 The same outcomes correct the demand estimate: per destination store and category, the engine
-multiplies the store's rates by ``fator_resultado`` of the transfers it received (both ways,
-0.5 to 1.5). A store whose moved units did not sell was rated above its customers' demand, most
-of all where the engine chose to send (the estimates most over the truth are the ones a
-planner selects); the next batch rates it lower, for every size, not only the moved ones.
+multiplies the store's rates by the ASI / ESI of the transfers it received (both ways, 0.5 to
+1.5), shrunk by a prior fitted over every store and category, never weaker than
+``OUTCOME_PRIOR`` (``demand_factors``). A store whose moved units did not sell was rated above
+its customers' demand, most of all where the engine chose to send (the estimates most over the
+truth are the ones a planner selects); the next batch rates it lower, for every size, not only
+the moved ones. Where moved units sold what was expected up to chance, the fitted prior is
+strong and the factors stay near 1.
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ METHOD = (
     f"{OUTCOME_WINDOW}-day window and a prediction (see /metricas/resultado); brands: 1. "
     "fator = min(1, fatorDecisoes × fatorResultado). "
     "The engine multiplies the route, brand and category factors into the score, and the rates of "
-    "each destination store by the fatorResultado of the transfers it received in each category."
+    "each destination store by the ASI / ESI of the transfers it received in each category, shrunk "
+    f"like fatorResultado by a prior fitted over every store and category (at least {OUTCOME_PRIOR:g})."
 )
 
 
