@@ -35,7 +35,7 @@ class ReceiptOutDays(NamedTuple):
 
     window: np.ndarray  # int16: of the window ``[start, on)``
     recent: np.ndarray  # int16: of its last days ``[recent, on)``
-    history: np.ndarray  # int16: of the estimate's history ``[since, on)`` (the window without one)
+    history: np.ndarray  # int16: of each cell's span of the estimate's history (all of ``[since, on)``)
 
 
 def receipt_out_days(
