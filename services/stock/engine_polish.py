@@ -8,7 +8,9 @@ expected sales the destinations gain and the origins lose and on the trips opene
 
 - **swap**: a shipment moves whole to one of its item's other origins;
 - **trade**: the weakest minimum lots are dropped for as many of the best minimum lots the plan
-  leaves out (destination candidates of §2, origins with a free lot).
+  leaves out (destination candidates of §2, origins with a free lot);
+- **closure**: a route's trip is saved by moving each of its shipments to an origin whose trip
+  to the same destination the plan already pays.
 
 Only moves that gain are made, in each round a set touching no origin cell or route twice, so
 every gain is exact; the units moved are unchanged, every shipment still nets the bar, a trip a
@@ -32,6 +34,8 @@ POLISH_ROUNDS = 2
 POLISH_ORIGINS = 6
 # Independent sets drawn per round from the moves that gain (no revaluation between them).
 POLISH_PICKS = 4
+# Shipments of a route the search may close: a trip is worth a few lots, not many.
+CLOSE_MAX_SHIPMENTS = 3
 # A move must gain more than this (expected units sold): float noise never moves a lot.
 MIN_GAIN = 1e-6
 
@@ -101,10 +105,12 @@ def polish(
     for last in range(POLISH_ROUNDS - 1, -1, -1):
         moved = _swaps(ctx, state)
         if moved is not None:
-            t, new = moved
-            touched = np.r_[p.origin[t], new] * n_items + np.r_[p.item[t], p.item[t]]
-            p.origin[t] = new
-            state = _state(ctx, p, gain, _stale(p, state.saved, touched, n_items))
+            state = _moved(ctx, state, gain, *moved)
+            p = state.plan
+        closed = _closures(ctx, state)
+        if closed is not None:
+            state = _moved(ctx, state, gain, *closed)
+            p = state.plan
         # trades pair lots of different items: only where trips tie them together (free trips
         # keep each item's plan its own, as partitioned generation needs)
         traded = _trades(ctx, state) if ctx.paid_trips else None
@@ -112,9 +118,18 @@ def polish(
             p, gain, saved, touched = traded
             if last:
                 state = _state(ctx, p, gain, _stale(p, saved, touched, n_items))
-        if moved is None and traded is None:
+        if moved is None and closed is None and traded is None:
             break
     return p
+
+
+def _moved(ctx: _Context, state: _State, gain: np.ndarray, t: np.ndarray, new: np.ndarray) -> _State:
+    """The state with shipments ``t`` sent from the origins ``new`` (their gains unchanged)."""
+    p = state.plan
+    n_items = ctx.cells.held.shape[1]
+    touched = np.r_[p.origin[t], new] * n_items + np.r_[p.item[t], p.item[t]]
+    p.origin[t] = new
+    return _state(ctx, p, gain, _stale(p, state.saved, touched, n_items))
 
 
 def _stale(p: Plan, saved: np.ndarray, touched: np.ndarray, n_items: int) -> np.ndarray:
@@ -337,6 +352,72 @@ def _swaps(ctx: _Context, state: _State) -> tuple[np.ndarray, np.ndarray] | None
         keys = keys[:2]  # free trips tie no items together (as the pruning of routes)
     pick = _independent(keys, cells_n + routes_n)  # one per shipment: it claims its old origin cell
     return t[pick], new[pick]
+
+
+def _closures(ctx: _Context, state: _State) -> tuple[np.ndarray, np.ndarray] | None:
+    """Routes to close, as (their shipments, each one's new origin): every shipment of the route
+    moves whole to an origin whose trip to the same destination the plan already pays, losing
+    less there than the trip saved. None when no route closes with a gain."""
+    if not ctx.paid_trips or state.routes.shape[0] < 2:
+        return None
+    n_nodes, n_items = ctx.cells.held.shape
+    p = state.plan
+    o, d, k, q = p.origin, p.dest, p.item, p.quantity
+    r_origin, r_dest = state.routes // n_nodes, state.routes % n_nodes
+    # each shipment of a route small enough to close against every route into its destination
+    small = np.nonzero(state.n_ship[state.route_of] <= CLOSE_MAX_SHIPMENTS)[0]
+    by_dest = np.argsort(r_dest, kind="stable")
+    counts, starts = group_starts(r_dest[by_dest], n_nodes)
+    t, pos = expand_groups(counts[d[small]])
+    t = small[t]
+    r2 = by_dest[starts[d[t]] + pos - 1]
+    new, tk, tq = r_origin[r2], k[t], q[t]
+    receives = np.zeros(ctx.cells.held.shape, dtype=bool)
+    receives[d, k] = True
+    ok = (new != o[t]) & ~receives[new, tk] & _origin_ok(ctx, state, new, tk, tq)
+    if ctx.priorizar_cd:
+        ok &= ~ctx.is_cd[o[t]] | ctx.is_cd[new]  # a CD's lot never moves to a store
+    keys = (new * n_nodes + d[t]) * n_items + tk
+    at = np.minimum(np.searchsorted(state.plan_keys, keys), state.plan_keys.shape[0] - 1)
+    ok &= state.plan_keys[at] != keys  # one recommendation per origin, destination and item
+    t, r2, new, tk, tq = t[ok], r2[ok], new[ok], tk[ok], tq[ok]
+    left = ctx.cells.held[new, tk] - state.sent[new, tk]
+    added = _kept_back(ctx, new, tk, left - tq, tq)
+    ok = state.gain[t] - added >= ctx.bar * tq
+    t, r2, new, delta = t[ok], r2[ok], new[ok], (state.saved[t] - added)[ok]
+    order = np.lexsort((new, -delta, t))
+    best = order[np.unique(t[order], return_index=True)[1]]  # each shipment's best new origin
+    t, r2, new, delta = t[best], r2[best], new[best], delta[best]
+    route = state.route_of[t]
+    n_routes = state.routes.shape[0]
+    whole = np.bincount(route, minlength=n_routes) == state.n_ship
+    value = ctx.cost.ravel()[state.routes] + np.bincount(route, weights=delta, minlength=n_routes)
+    closing = np.nonzero(whole & (value > MIN_GAIN))[0]
+    if closing.shape[0] == 0:
+        return None
+    closing = closing[np.argsort(-value[closing], kind="stable")]
+    by_route = np.argsort(route, kind="stable")
+    counts, starts = group_starts(route[by_route], n_routes)
+    # one at a time, best first: a route closed never receives, a route receiving never closes,
+    # and no origin cell is touched twice (each gain stays exact)
+    closed_or_receiving = np.zeros(n_routes, dtype=np.int8)  # 1 closed, 2 receiving
+    claimed: set[int] = set()
+    moves = []
+    for r in closing.tolist():
+        idx = by_route[starts[r] : starts[r] + counts[r]]
+        cells = set((o[t[idx]] * n_items + k[t[idx]]).tolist()) | set(
+            (new[idx] * n_items + k[t[idx]]).tolist()
+        )
+        if closed_or_receiving[r] or (closed_or_receiving[r2[idx]] == 1).any() or cells & claimed:
+            continue
+        closed_or_receiving[r] = 1
+        closed_or_receiving[r2[idx]] = 2
+        claimed |= cells
+        moves.append(idx)
+    if not moves:
+        return None
+    idx = np.concatenate(moves)
+    return t[idx], new[idx]
 
 
 def _trades(ctx: _Context, state: _State) -> tuple[Plan, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -19,8 +19,12 @@ import pytest
 from scipy import stats
 
 from services.stock.engine import Demand, haversine_km, recommend
+from services.stock.engine_cells import CellValues
 from services.stock.engine_contract import EngineInput, EngineRules
 from services.stock.engine_demand import estimate_demand
+from services.stock.engine_polish import polish
+from services.stock.engine_routing import Destinations
+from services.stock.engine_routing import Plan as RoutedPlan
 
 RULES = EngineRules(
     qtd_minima=3,
@@ -410,6 +414,27 @@ def test_a_destination_short_of_more_than_one_lot_gets_one_from_each_of_several_
     # one recommendation per origin, each within the bounds; the preferred CD sends a full lot
     assert set(lots) == {0, 2} and lots[0] == 7 and 2 <= lots[2] <= 7
     assert len(routes(out)) == len(out)
+
+
+@pytest.mark.parametrize(("other_rate", "closed"), [(1.0, True), (20.0, False)])
+def test_the_local_search_closes_a_trip_whose_items_another_paid_trip_can_carry(other_rate, closed):
+    """Stores 1 and 2 each send two items to store 0. Store 1 holds plenty of all four, so the
+    trip from store 2 closes, both its lots moving to store 1, unless store 1 would lose more
+    of the two items than that trip costs (it sells them well)."""
+    held = np.array([[0, 0, 0, 0], [20, 20, 20, 20], [0, 0, 20, 20]])
+    mu = np.array([[10.0] * 4, [1.0, 1.0, other_rate, other_rate], [0.0, 0.0, 0.5, 0.5]])
+    cells = CellValues(
+        held=held, mu=mu, alive=np.ones(held.shape), uplift=np.zeros(held.shape), dispersion=None,
+        sold=np.ones(held.shape, dtype=bool), keep=np.zeros(held.shape, dtype=np.int32),
+    )  # fmt: skip
+    nobody = Destinations(
+        *(np.zeros(0, dtype=np.int64),) * 2, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
+    )
+    cost = np.full((3, 3), 2.0)
+    plan = RoutedPlan(*(np.array(a) for a in ([1, 1, 2, 2], [0, 0, 0, 0], [0, 1, 2, 3], [3, 3, 3, 3])))
+    out = polish(plan, nobody, cells, held.copy(), np.zeros(3, dtype=bool), 0.05, cost, (False, 3, 15, 0.15))
+    assert sorted(zip(out.item.tolist(), out.quantity.tolist(), strict=True)) == [(k, 3) for k in range(4)]
+    assert set(out.origin.tolist()) == ({1} if closed else {1, 2})
 
 
 def test_a_network_without_sales_or_with_contradictory_lot_bounds_gets_an_empty_batch():
