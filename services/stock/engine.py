@@ -34,6 +34,7 @@ from services.stock.engine_demand import (
     estimate_demand,
     expected_sales,
     haversine_km,
+    item_run_effects,
     prob_at_least,
 )
 from services.stock.engine_plan import cd_keep_value, eligibility, shipment_cost, shipment_values
@@ -372,7 +373,7 @@ def _demand(inputs: EngineInput, daily_rate: np.ndarray | None, demand: Demand |
     if daily_rate is None:
         return estimate_demand(inputs)
     rate = np.asarray(daily_rate, dtype=np.float64)
-    return Demand(rate, np.ones(rate.shape))
+    return Demand(rate, np.ones(rate.shape), run_effect=item_run_effects(inputs))
 
 
 def _output(inputs: EngineInput, rules: EngineRules, plan: Plan, f: _Figures) -> EngineOutput:

@@ -15,10 +15,10 @@ import numpy as np
 
 from services.stock.engine_contract import EngineInput, EngineRules
 from services.stock.engine_demand import (
-    KEY_RUN_EFFECT,
     Demand,
     by_product,
     expected_sales,
+    item_effects,
     key_sizes,
     pmf_step,
     prob_at_least,
@@ -63,12 +63,16 @@ def origin_keeps(inputs: EngineInput, rules: EngineRules, mu: np.ndarray, sold: 
 
 
 def run_uplift(
-    inputs: EngineInput, held: np.ndarray, mean_mu: np.ndarray, dispersion: np.ndarray | None = None
+    inputs: EngineInput,
+    held: np.ndarray,
+    mean_mu: np.ndarray,
+    dispersion: np.ndarray | None = None,
+    effect: np.ndarray | None = None,
 ) -> np.ndarray:
     """(N, K) expected sales a key size with no stock would bring back to the rest of its run.
 
-    KEY_RUN_EFFECT / (key sizes) of what the store's other sizes of the product are
-    expected to sell; 0 for a size that is not key or has stock.
+    The item's broken-run effect (``Demand.run_effect``) / (key sizes) of what the store's other
+    sizes of the product are expected to sell; 0 for a size that is not key or has stock.
     """
     out = np.zeros(held.shape)
     key = key_sizes(inputs)
@@ -87,7 +91,9 @@ def run_uplift(
     es[rows, cols] = expected_sales(held[rows, cols], mean_mu[rows, cols], phi)
     run_es = by_product(a_mat, es)[:, item_product]
     n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
-    share = np.where(n_key > 0, KEY_RUN_EFFECT / np.maximum(n_key, 1), 0.0)[item_product]
+    share = np.where(
+        n_key[item_product] > 0, item_effects(effect, key.shape[0]) / np.maximum(n_key, 1)[item_product], 0.0
+    )
     return np.where(missing, share[None, :] * (run_es - es), 0.0)
 
 
@@ -107,14 +113,20 @@ class CellValues:
 
 def cell_values(inputs: EngineInput, rules: EngineRules, demand: Demand) -> CellValues:
     held = held_stock(inputs)
-    mu = np.asarray(demand.rate, dtype=np.float64) * rules.horizon_days * run_factor(inputs, held)
+    mu = (
+        np.asarray(demand.rate, dtype=np.float64)
+        * rules.horizon_days
+        * run_factor(inputs, held, demand.run_effect)
+    )
     alive = np.asarray(demand.alive, dtype=np.float64)
     phi = None if demand.dispersion is None else np.asarray(demand.dispersion, dtype=np.float64)
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     sold = (observed_product_sales(inputs) > 0)[:, item_product]
     expected = mu * alive  # the horizon demand, a size nobody buys counting for nothing
     keep = origin_keeps(inputs, rules, expected, sold).astype(np.int32)
-    return CellValues(held, mu, alive, run_uplift(inputs, held, expected, phi), phi, sold, keep)
+    return CellValues(
+        held, mu, alive, run_uplift(inputs, held, expected, phi, demand.run_effect), phi, sold, keep
+    )
 
 
 def unit_gains(

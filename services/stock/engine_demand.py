@@ -26,6 +26,7 @@ from scipy import sparse
 from scipy.special import betainc, gammaln, pdtr, pdtrc
 
 from services.stock.engine_contract import EngineInput
+from services.stock.engine_runs import KEY_RUN_EFFECT, run_effects
 
 # Days of the "recent" window carried by ``sales_recent``.
 RECENT_DAYS = 7
@@ -44,9 +45,6 @@ SIZE_CURVE_RINGS = 3
 DEAD_SHARE_MAX = 0.8
 # Sizes of a product's run whose absence lowers the sales of the rest (the best-selling ones).
 KEY_SIZES = 2
-# A store missing k of its n key sizes of a product sells about (1 - KEY_RUN_EFFECT k / n)
-# of its usual demand for the rest of the run (an assumption of the model, not fitted).
-KEY_RUN_EFFECT = 0.25
 EARTH_RADIUS_KM = 6371.0088
 
 
@@ -244,8 +242,9 @@ def key_sizes(inputs: EngineInput, sales: np.ndarray | None = None) -> np.ndarra
     return (rank < KEY_SIZES) & (counts[item_product] >= 3) & (total > 0)
 
 
-def run_factor(inputs: EngineInput, held: np.ndarray) -> np.ndarray:
-    """(N, K) share of its complete-run demand each cell sells with the key sizes ``held`` has."""
+def run_factor(inputs: EngineInput, held: np.ndarray, effect: np.ndarray | None = None) -> np.ndarray:
+    """(N, K) share of its complete-run demand each cell sells with the key sizes ``held`` has;
+    ``effect`` (K,) is each item's broken-run effect (``Demand.run_effect``)."""
     key = key_sizes(inputs)
     if not key.any():
         return np.ones(held.shape)
@@ -253,8 +252,13 @@ def run_factor(inputs: EngineInput, held: np.ndarray) -> np.ndarray:
     a_mat = product_matrix(inputs)
     n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
     missing = by_product(a_mat, (key[None, :] & (held <= 0)).astype(np.float64))
-    factor = 1.0 - KEY_RUN_EFFECT * missing / np.maximum(n_key, 1.0)[None, :]
-    return factor[:, item_product]
+    share = (missing / np.maximum(n_key, 1.0)[None, :])[:, item_product]
+    return 1.0 - item_effects(effect, item_product.shape[0])[None, :] * share
+
+
+def item_effects(effect: np.ndarray | None, n_items: int) -> np.ndarray:
+    """(K,) each item's broken-run effect: the one given, else the model's prior."""
+    return np.full(n_items, KEY_RUN_EFFECT) if effect is None else np.asarray(effect, dtype=np.float64)
 
 
 def size_curve(
@@ -312,6 +316,9 @@ class Demand:
     # (N, K) 1 / shape of the rate's Gamma posterior: the horizon's demand is negative binomial
     # with variance mu + dispersion mu^2; None (or 0) where the rate is known (Poisson)
     dispersion: np.ndarray | None = None
+    # (K,) share of its run's demand a store loses with all the item's key sizes out (the
+    # category's, fitted: engine_runs); None: KEY_RUN_EFFECT
+    run_effect: np.ndarray | None = None
 
     @property
     def mean(self) -> np.ndarray:
@@ -384,6 +391,7 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     """(rate, alive) of every cell; see the module's docstring and docs/engine.md §1."""
     # Key sizes are the window's, as the valuation's and the grade page's.
     key = key_sizes(inputs)
+    effect = item_run_effects(inputs, key)
     inputs = _estimate_window(inputs)
     n_nodes, n_items = np.asarray(inputs.stock).shape
     days = max(int(inputs.history_days), 1)
@@ -391,11 +399,11 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     x = np.asarray(inputs.sales, dtype=np.float64) * is_store[:, None]
     if n_nodes == 0 or n_items == 0 or x.sum() <= 0:
         zeros = np.zeros((n_nodes, n_items))
-        return Demand(zeros, zeros.copy(), zeros.copy())
+        return Demand(zeros, zeros.copy(), zeros.copy(), effect)
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
     a_mat = product_matrix(inputs)
     f_shelf = exposure(inputs) * is_store[:, None]
-    f = _less_while_runs_broken(f_shelf, key, a_mat, item_product)
+    f = _less_while_runs_broken(f_shelf, key, a_mat, item_product, effect)
 
     # Network size curve of each product (exposure-weighted), shrunk toward the curve of
     # the network's grids by distance from the middle size.
@@ -422,11 +430,44 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     alive = _never_stocked(inputs, x, a_mat, item_product, ring, carried & is_store[:, None], alive)
 
     if days > RECENT_DAYS:
-        rate = rate * _trend_factor(inputs, a_mat, item_product, key, is_store, rate, alive)[:, item_product]
+        trend = _trend_factor(inputs, a_mat, item_product, (key, effect), is_store, rate, alive)
+        rate = rate * trend[:, item_product]
     if inputs.outcome_factor is not None:
         # What the store's moved units sold against what was expected of them (docs/engine.md §9).
         rate = rate * np.asarray(inputs.outcome_factor)[:, np.asarray(inputs.product_category)[item_product]]
-    return Demand(rate * is_store[:, None], alive * is_store[:, None], dispersion * is_store[:, None])
+    return Demand(rate * is_store[:, None], alive * is_store[:, None], dispersion * is_store[:, None], effect)
+
+
+def item_run_effects(inputs: EngineInput, key: np.ndarray | None = None) -> np.ndarray | None:
+    """(K,) each item's broken-run effect, its category's as the window's sales tell it
+    (``engine_runs``); None without key sizes or a last week apart from the rest."""
+    key = key_sizes(inputs) if key is None else key
+    days = max(int(inputs.history_days), 1)
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    if not key.any() or days <= RECENT_DAYS:
+        return None
+    is_store = ~np.asarray(inputs.node_is_cd, dtype=bool)
+    a_mat = product_matrix(inputs)
+    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
+    f, f_recent = exposure(inputs), recent_exposure(inputs)
+
+    def key_out(shelf: np.ndarray) -> np.ndarray:
+        return (by_product(a_mat, (1.0 - shelf) * key[None, :]) / np.maximum(n_key, 1.0)[None, :])[
+            :, item_product
+        ]
+
+    category = np.asarray(inputs.product_category, dtype=np.int64)[item_product]
+    campaign = np.asarray(inputs.campaign, dtype=bool)[:, item_product]
+    # only cells with stock now: a cell that sold out stopped at a sale, which would bias the
+    # share of its sales in the week it ran out upward
+    on_shelf = np.asarray(inputs.stock) > 0
+    informative = is_store[:, None] & (n_key > 0)[item_product][None, :] & ~campaign & on_shelf
+    effects = run_effects(
+        np.asarray(inputs.sales, dtype=np.float64), np.asarray(inputs.sales_recent, dtype=np.float64),
+        f, f_recent, days, RECENT_DAYS, (key_out(f), key_out(f_recent)), informative, category,
+        int(category.max(initial=-1)) + 1,
+    )  # fmt: skip
+    return effects[category]
 
 
 def _estimate_window(inputs: EngineInput) -> EngineInput:
@@ -461,15 +502,21 @@ def history_spans(first_sale_age: np.ndarray, item_product: np.ndarray, window: 
 
 
 def _less_while_runs_broken(
-    f: np.ndarray, key: np.ndarray, a_mat: sparse.csr_matrix, item_product: np.ndarray
+    f: np.ndarray,
+    key: np.ndarray,
+    a_mat: sparse.csr_matrix,
+    item_product: np.ndarray,
+    effect: np.ndarray | None,
 ) -> np.ndarray:
     """The days on the shelf ``f``, counting less while a key size of the run was out: the rest
     of the run sold less then (as many key-size days out, on average, as the exposure says)."""
     if not key.any():
         return f
     n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
-    out_share = by_product(a_mat, (1.0 - f) * key[None, :]) / np.maximum(n_key, 1.0)[None, :]
-    return f * (1.0 - KEY_RUN_EFFECT * out_share)[:, item_product]
+    out_share = (by_product(a_mat, (1.0 - f) * key[None, :]) / np.maximum(n_key, 1.0)[None, :])[
+        :, item_product
+    ]
+    return f * (1.0 - item_effects(effect, item_product.shape[0])[None, :] * out_share)
 
 
 def _store_product_rates(t_np: np.ndarray, f_np: np.ndarray) -> np.ndarray:
@@ -520,7 +567,7 @@ def _trend_factor(
     inputs: EngineInput,
     a_mat: sparse.csr_matrix,
     item_product: np.ndarray,
-    key: np.ndarray,
+    runs: tuple[np.ndarray, np.ndarray | None],
     is_store: np.ndarray,
     rate: np.ndarray,
     alive: np.ndarray,
@@ -532,7 +579,9 @@ def _trend_factor(
     cell that ran out sells less lately because it has nothing, not because demand fell, and
     keeping only the cells still in stock would keep those that happened to sell little.
     """
-    f_recent = _less_while_runs_broken(recent_exposure(inputs) * is_store[:, None], key, a_mat, item_product)
+    f_recent = _less_while_runs_broken(
+        recent_exposure(inputs) * is_store[:, None], *runs[:1], a_mat, item_product, runs[1]
+    )
     recent = np.asarray(inputs.sales_recent, dtype=np.float64) * is_store[:, None]
     r_np = by_product(a_mat, recent)
     e_np = by_product(a_mat, rate * alive * f_recent * RECENT_DAYS)

@@ -324,8 +324,10 @@ def compute_file(folder: Path, index: int) -> float | None:
         return None
     meta = json.loads(str(_load(folder / "network.npz")["meta"]))
     data = _load(folder / f"in-{index}.npz")
-    dispersion = data.pop("dispersion", None)  # absent from partitions written before it existed
-    items, demand = data.pop("items"), engine.Demand(data.pop("rate"), data.pop("alive"), dispersion)
+    # absent from partitions written before they existed
+    dispersion, run_effect = data.pop("dispersion", None), data.pop("run_effect", None)
+    items = data.pop("items")
+    demand = engine.Demand(data.pop("rate"), data.pop("alive"), dispersion, run_effect)
     data["history_days"] = int(data["history_days"])
     part = EngineInput(**data)
     started = time.perf_counter()
@@ -352,6 +354,7 @@ def write_partitions(folder: Path, inputs: EngineInput, demand: Any, groups: lis
             rate=demand.rate[:, items],
             alive=demand.alive[:, items],
             **({} if demand.dispersion is None else {"dispersion": demand.dispersion[:, items]}),
+            **({} if demand.run_effect is None else {"run_effect": demand.run_effect[items]}),
             **fields,
         )
 

@@ -365,3 +365,32 @@ def test_the_quarter_is_read_only_from_the_stores_first_sale_of_the_product(
     put_rules(client, admin, custoEnvio=0, custoKm=0, qtdMinima=1, priorizarCd=True)
     generate(runner)
     assert _units_to(client, admin, nova) == 13
+
+
+def test_a_key_size_is_worth_more_where_broken_runs_were_seen_to_sell_less(client, runner, admin):
+    """Six stores ran out of sizes 38 and 40, the best sellers, of a shoe and of a sandal ten
+    days ago. Since then the shoe's other sizes sold half as much, the sandal's as before: the
+    sales tell that a broken run costs shoes and not sandals (docs/engine.md §1). Sending 38
+    back completes the shoe's run too, so it adds more than the sandal's; a fixed effect would
+    read the shoe's quieter weeks as a slower seller and value it less."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    lojas = [make_loja(nome=f"Loja {i}", lat=-23.55 + i * 0.01, lng=-46.63) for i in range(6)]
+    sizes = ("36", "38", "40", "42")
+    tenis = make_produto(nome="Tênis", categoria="Tênis", tamanhos=sizes)
+    sandalia = make_produto(nome="Sandália", categoria="Sandália", tamanhos=sizes)
+    for produto, later in ((tenis, 1), (sandalia, 2)):
+        set_stock(cd, produto, **{"38": 200, "40": 200})
+        for loja in lojas:
+            set_stock(loja, produto, **{"36": 20, "38": 0, "40": 0, "42": 20})
+            for key in ("38", "40"):
+                add_sales(loja, produto, key, [3] * 20 + [0] * 10, end=ON)
+            for other in ("36", "42"):
+                add_sales(loja, produto, other, [2] * 20 + [later] * 10, end=ON)
+    put_rules(client, admin, priorizarCd=True, custoEnvio=0, custoKm=0)
+    generate(runner)
+    gain = {str(tenis.id): [], str(sandalia.id): []}
+    for r in batch_recs(client, admin):
+        if r["tamanho"] == "38":
+            gain[r["produtoId"]].append(r["vendaExtraEsperada"] / r["quantidade"])
+    assert len(gain[str(tenis.id)]) == len(gain[str(sandalia.id)]) == 6, gain
+    assert min(gain[str(tenis.id)]) > 1.1 * max(gain[str(sandalia.id)]), gain
