@@ -106,13 +106,16 @@ def _posterior(loglik: np.ndarray, log_prior: np.ndarray) -> tuple[np.ndarray, n
 
 def _shrunk(loglik: np.ndarray, seen: np.ndarray) -> np.ndarray:
     """Each category's effect: the network's posterior (prior ``KEY_RUN_EFFECT``), then each
-    category's likelihood against a normal prior at it, its variance fitted by moments over the
-    categories seen (their spread beyond their own uncertainty)."""
+    category's own estimate shrunk toward it by precision, the between-category variance fitted
+    by moments over the categories seen (their spread beyond their own uncertainty)."""
     grid = RUN_EFFECT_GRID
     network, _ = _posterior(loglik.sum(axis=0), -0.5 * ((grid - KEY_RUN_EFFECT) / RUN_EFFECT_PRIOR_SD) ** 2)
     own_mean, own_var = _posterior(loglik[seen], np.zeros(grid.shape[0]))
+    # a likelihood narrower than the grid's step reads as that step's uniform spread
+    own_var = np.maximum(own_var, (grid[1] - grid[0]) ** 2 / 12.0)
     spread = float(np.mean((own_mean - network) ** 2) - np.mean(own_var)) if seen.sum() > 1 else 0.0
     between = max(spread, 1e-4)
     effects = np.full(loglik.shape[0], float(network))
-    effects[seen], _ = _posterior(loglik[seen], -0.5 * (grid - network) ** 2 / between)
+    # precision-weighted (normal approximations): exact where the grid is coarse for the prior
+    effects[seen] = (own_mean / own_var + network / between) / (1.0 / own_var + 1.0 / between)
     return effects
