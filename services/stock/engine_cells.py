@@ -18,14 +18,13 @@ from services.stock.engine_demand import (
     Demand,
     by_product,
     expected_sales,
-    item_effects,
     key_sizes,
     pmf_step,
     prob_at_least,
     prob_exactly,
     product_matrix,
-    run_factor,
 )
+from services.stock.engine_runs import item_effects
 
 
 def held_stock(inputs: EngineInput) -> np.ndarray:
@@ -60,6 +59,20 @@ def origin_keeps(inputs: EngineInput, rules: EngineRules, mu: np.ndarray, sold: 
     observed_mu = np.asarray(inputs.sales, dtype=np.float64) / days * rules.horizon_days
     keep = origin_need(mu, observed_mu, is_cd)
     return np.where(sold & key_sizes(inputs)[None, :] & ~is_cd[:, None], np.maximum(keep, 1), keep)
+
+
+def run_factor(inputs: EngineInput, held: np.ndarray, effect: np.ndarray | None = None) -> np.ndarray:
+    """(N, K) share of its complete-run demand each cell sells with the key sizes ``held`` has;
+    ``effect`` (K,) is each item's broken-run effect (``Demand.run_effect``)."""
+    key = key_sizes(inputs)
+    if not key.any():
+        return np.ones(held.shape)
+    item_product = np.asarray(inputs.item_product, dtype=np.int64)
+    a_mat = product_matrix(inputs)
+    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
+    missing = by_product(a_mat, (key[None, :] & (held <= 0)).astype(np.float64))
+    share = (missing / np.maximum(n_key, 1.0)[None, :])[:, item_product]
+    return 1.0 - item_effects(effect, item_product.shape[0])[None, :] * share
 
 
 def run_uplift(

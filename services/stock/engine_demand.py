@@ -26,7 +26,7 @@ from scipy import sparse
 from scipy.special import betainc, gammaln, pdtr, pdtrc
 
 from services.stock.engine_contract import EngineInput
-from services.stock.engine_runs import KEY_RUN_EFFECT, run_effects
+from services.stock.engine_runs import item_effects, run_effects
 
 # Days of the "recent" window carried by ``sales_recent``.
 RECENT_DAYS = 7
@@ -242,25 +242,6 @@ def key_sizes(inputs: EngineInput, sales: np.ndarray | None = None) -> np.ndarra
     return (rank < KEY_SIZES) & (counts[item_product] >= 3) & (total > 0)
 
 
-def run_factor(inputs: EngineInput, held: np.ndarray, effect: np.ndarray | None = None) -> np.ndarray:
-    """(N, K) share of its complete-run demand each cell sells with the key sizes ``held`` has;
-    ``effect`` (K,) is each item's broken-run effect (``Demand.run_effect``)."""
-    key = key_sizes(inputs)
-    if not key.any():
-        return np.ones(held.shape)
-    item_product = np.asarray(inputs.item_product, dtype=np.int64)
-    a_mat = product_matrix(inputs)
-    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
-    missing = by_product(a_mat, (key[None, :] & (held <= 0)).astype(np.float64))
-    share = (missing / np.maximum(n_key, 1.0)[None, :])[:, item_product]
-    return 1.0 - item_effects(effect, item_product.shape[0])[None, :] * share
-
-
-def item_effects(effect: np.ndarray | None, n_items: int) -> np.ndarray:
-    """(K,) each item's broken-run effect: the one given, else the model's prior."""
-    return np.full(n_items, KEY_RUN_EFFECT) if effect is None else np.asarray(effect, dtype=np.float64)
-
-
 def size_curve(
     item_tot: np.ndarray,
     item_exp: np.ndarray,
@@ -450,12 +431,10 @@ def item_run_effects(inputs: EngineInput, key: np.ndarray | None = None) -> np.n
     a_mat = product_matrix(inputs)
     n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
     f, f_recent = exposure(inputs), recent_exposure(inputs)
-
-    def key_out(shelf: np.ndarray) -> np.ndarray:
-        return (by_product(a_mat, (1.0 - shelf) * key[None, :]) / np.maximum(n_key, 1.0)[None, :])[
-            :, item_product
-        ]
-
+    key_out = (
+        _key_out_share(f, key, a_mat, item_product),
+        _key_out_share(f_recent, key, a_mat, item_product),
+    )
     category = np.asarray(inputs.product_category, dtype=np.int64)[item_product]
     campaign = np.asarray(inputs.campaign, dtype=bool)[:, item_product]
     # only cells with stock now: a cell that sold out stopped at a sale, which would bias the
@@ -464,7 +443,7 @@ def item_run_effects(inputs: EngineInput, key: np.ndarray | None = None) -> np.n
     informative = is_store[:, None] & (n_key > 0)[item_product][None, :] & ~campaign & on_shelf
     effects = run_effects(
         np.asarray(inputs.sales, dtype=np.float64), np.asarray(inputs.sales_recent, dtype=np.float64),
-        f, f_recent, days, RECENT_DAYS, (key_out(f), key_out(f_recent)), informative, category,
+        f, f_recent, days, RECENT_DAYS, key_out, informative, category,
         int(category.max(initial=-1)) + 1,
     )  # fmt: skip
     return effects[category]
@@ -501,6 +480,14 @@ def history_spans(first_sale_age: np.ndarray, item_product: np.ndarray, window: 
     return np.clip(first[:, item_product], window, days).astype(np.int16)
 
 
+def _key_out_share(
+    f: np.ndarray, key: np.ndarray, a_mat: sparse.csr_matrix, item_product: np.ndarray
+) -> np.ndarray:
+    """(N, K) the share of each cell's run's key sizes off the shelf, ``f`` each cell's share on it."""
+    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
+    return (by_product(a_mat, (1.0 - f) * key[None, :]) / np.maximum(n_key, 1.0)[None, :])[:, item_product]
+
+
 def _less_while_runs_broken(
     f: np.ndarray,
     key: np.ndarray,
@@ -512,10 +499,7 @@ def _less_while_runs_broken(
     of the run sold less then (as many key-size days out, on average, as the exposure says)."""
     if not key.any():
         return f
-    n_key = np.bincount(item_product, weights=key.astype(np.float64), minlength=a_mat.shape[1])
-    out_share = (by_product(a_mat, (1.0 - f) * key[None, :]) / np.maximum(n_key, 1.0)[None, :])[
-        :, item_product
-    ]
+    out_share = _key_out_share(f, key, a_mat, item_product)
     return f * (1.0 - item_effects(effect, item_product.shape[0])[None, :] * out_share)
 
 

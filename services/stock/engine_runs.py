@@ -78,6 +78,11 @@ def run_effects(
     return _shrunk(loglik, np.bincount(cat, minlength=n_categories) > 0)
 
 
+def item_effects(effect: np.ndarray | None, n_items: int) -> np.ndarray:
+    """(K,) each item's broken-run effect: the one given, else the model's prior."""
+    return np.full(n_items, KEY_RUN_EFFECT) if effect is None else np.asarray(effect, dtype=np.float64)
+
+
 def _trend(
     r: np.ndarray, x: np.ndarray, ar: np.ndarray, ae: np.ndarray, cat: np.ndarray, n_categories: int
 ) -> np.ndarray:
