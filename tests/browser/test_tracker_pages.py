@@ -180,6 +180,7 @@ def test_list_filters_are_in_the_url(page, committed):
     page.goto(_board(data))
     page.get_by_role("link", name="Lista").click()
     expect(page.locator("#issue-results")).to_contain_text("5 tarefas")
+    page.wait_for_load_state("load")  # htmx binds the filters once the page has loaded
     page.locator("summary", has_text="Prioridade").click()
     page.get_by_label("Urgente").check()
     page.get_by_label("Alta", exact=True).check()
@@ -254,6 +255,7 @@ def test_owner_invites_changes_a_role_and_the_invitee_accepts(page, committed):
     page.goto("/tracker/")
     page.get_by_role("link", name="Pessoas").click()
     expect(page.get_by_role("heading", name=re.compile("Pessoas de"))).to_be_visible()
+    page.wait_for_load_state("load")  # htmx binds the role selects once the page has loaded
 
     with page.expect_response(lambda r: r.url.endswith("/role")) as changed:
         page.get_by_label("Papel de Carla Membro").select_option("admin")
@@ -287,6 +289,7 @@ def test_settings_reorder_the_board_columns(page, committed):
     page.goto(_board(data))
     page.get_by_role("link", name="Configurações").click()
     expect(page.get_by_role("heading", name="Status (colunas do quadro)")).to_be_visible()
+    page.wait_for_load_state("load")  # htmx binds the forms once the page has loaded
     page.get_by_label("Nome", exact=True).fill("Em revisão")
     page.locator("#new-st-cat").select_option("in_progress")
     page.get_by_role("button", name="Adicionar status").click()
