@@ -20,6 +20,7 @@ from services.stock.engine_cells import CellValues, cell_values
 from services.stock.engine_contract import EngineInput, EngineRules
 from services.stock.engine_demand import Demand, expected_sales, pmf_step, prob_at_least, prob_exactly
 from services.stock.engine_polish import polish
+from services.stock.engine_reflow import plan_value, reflow
 from services.stock.engine_routing import (
     ROUTING_PASSES,
     Destinations,
@@ -111,7 +112,17 @@ def plan(
     kept = _prune_routes(routed, inputs, rules, cells, cost, min_gain)
     if unit_budget is None:
         kept = top_up(kept, dest, cells, avail, is_cd, keep_cd, qmin, qmax, min_gain)
-    return polish(kept, dest, cells, avail, is_cd, keep_cd, cost, (rules.priorizar_cd, qmin, qmax, min_gain))
+    settings = (rules.priorizar_cd, qmin, qmax, min_gain)
+    kept = polish(kept, dest, cells, avail, is_cd, keep_cd, cost, settings)
+    if unit_budget is not None or not (cost > 0).any():
+        return kept  # free trips keep each item's plan its own, as partitioned generation needs
+    flowed = reflow(kept, dest, cells, avail, is_cd, keep_cd, cost, settings)
+    if flowed is kept:
+        return kept
+    flowed = _prune_routes(flowed, inputs, rules, cells, cost, min_gain)
+    # at no more units, the plan adding more wins
+    before = plan_value(kept, cells, is_cd, keep_cd, 0.0, cost)
+    return flowed if plan_value(flowed, cells, is_cd, keep_cd, 0.0, cost) > before + 1e-9 else kept
 
 
 def _destination_units(

@@ -23,6 +23,7 @@ from services.stock.engine_cells import CellValues
 from services.stock.engine_contract import EngineInput, EngineRules
 from services.stock.engine_demand import estimate_demand
 from services.stock.engine_polish import polish
+from services.stock.engine_reflow import reflow
 from services.stock.engine_routing import Destinations
 from services.stock.engine_routing import Plan as RoutedPlan
 
@@ -435,6 +436,44 @@ def test_the_local_search_closes_a_trip_whose_items_another_paid_trip_can_carry(
     out = polish(plan, nobody, cells, held.copy(), np.zeros(3, dtype=bool), 0.05, cost, (False, 3, 15, 0.15))
     assert sorted(zip(out.item.tolist(), out.quantity.tolist(), strict=True)) == [(k, 3) for k in range(4)]
     assert set(out.origin.tolist()) == ({1} if closed else {1, 2})
+
+
+def test_the_batchs_routes_are_chosen_with_its_lots_where_only_a_chain_of_moves_closes_a_trip():
+    """Stores 0 and 3 need items a, c, e and f; store 2's trip to store 0 carries a lot of a
+    alone. Store 1 already sends to both and holds one lot of a, which goes to store 3; store 4
+    also sends to store 3 and holds plenty of a. No single move closes store 2's trip (store 1
+    has no a to spare, and moving its lot to store 4 gains nothing by itself); the chain does:
+    store 4 serves store 3, store 1 serves store 0."""
+    a, c, e, f = range(4)
+    held = np.zeros((5, 4), dtype=np.int64)
+    held[1, [a, c, f]] = [3, 20, 20]
+    held[2, a] = 20
+    held[4, [a, e]] = 20
+    mu = np.zeros((5, 4))
+    mu[[0, 3]] = 10.0
+    cells = CellValues(
+        held=held, mu=mu, alive=np.ones(held.shape), uplift=np.zeros(held.shape), dispersion=None,
+        sold=np.ones(held.shape, dtype=bool), keep=np.zeros(held.shape, dtype=np.int32),
+    )  # fmt: skip
+    nobody = Destinations(
+        *(np.zeros(0, dtype=np.int64),) * 2, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
+    )
+    cost = np.full((5, 5), 2.0)
+    shipments = [(2, 0, a), (1, 0, c), (1, 3, a), (4, 3, e), (1, 3, f)]
+    plan = RoutedPlan(*(np.array(col) for col in zip(*shipments, strict=True)), np.full(5, 3))
+    args = (nobody, cells, held.copy(), np.zeros(5, dtype=bool), 0.05, cost, (False, 3, 3, 0.15))
+
+    def routes_of(p):
+        return {(int(o), int(d)) for o, d in zip(p.origin, p.dest, strict=True)}
+
+    assert (2, 0) in routes_of(polish(plan, *args))
+    out = reflow(plan, *args)
+    assert routes_of(out) == {(1, 0), (1, 3), (4, 3)}
+    sent = {
+        (int(o), int(d), int(k)): int(q)
+        for o, d, k, q in zip(out.origin, out.dest, out.item, out.quantity, strict=True)
+    }
+    assert sent == {(1, 0, a): 3, (1, 0, c): 3, (4, 3, a): 3, (4, 3, e): 3, (1, 3, f): 3}
 
 
 def test_a_network_without_sales_or_with_contradictory_lot_bounds_gets_an_empty_batch():
