@@ -72,13 +72,14 @@ def test_the_oracle_solves_its_whole_program_to_within_1_percent_of_its_bound(va
     """On the tiny network HiGHS proves the oracle's plan within 1 % of the bound of the whole
     integer program, and that plan, measured on the true rates, nets at least the engine's
     planning on the same true rates with the same units (the rules then read the same for both,
-    the engine's bar the stricter) and overdraws no origin."""
+    the engine's bar the stricter), up to its 1 % (on a network this small the engine solves its
+    own routes exactly), and overdraws no origin."""
     sim = _weeks()
     opts = sim.Options(weeks=2, oracle=True, unlimited=False, oracle_seconds=20, true_rates=True)
     case = sim.run_case(sim.parse_shape("4x5"), SEED, variant, opts)
     for week in case["weeks"]:
         assert week["gap"] <= 0.01
-        assert week["oracle"] >= week["net"] - 1e-6
+        assert week["oracle"] >= 0.99 * week["net"]
     assert case["overdrawn"]["oracle"] == 0
     assert case["lift"]["oracle"] > 0
 
