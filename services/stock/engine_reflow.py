@@ -49,8 +49,8 @@ def reflow(
     """The plan's lots and trips chosen again together over its routes, where that gains.
     ``avail`` is what each cell may give in all, ``dest`` the destination candidates, ``cost`` a
     trip's; ``rules`` is (priorizarCd, qtdMinima, qtdMaxima, the bar)."""
-    if p.origin.shape[0] == 0:
-        return p
+    if not 0 < p.origin.shape[0] <= REFLOW_MAX_COLUMNS:
+        return p  # each shipment of the plan is a column: a batch at scale costs nothing here
     priorizar_cd, qmin = rules[0], rules[1]
     program = _program(p, dest, cells, avail, is_cd, keep_cd, cost, rules)
     if program is None:

@@ -417,13 +417,9 @@ def test_a_destination_short_of_more_than_one_lot_gets_one_from_each_of_several_
     assert len(routes(out)) == len(out)
 
 
-@pytest.mark.parametrize(("other_rate", "closed"), [(1.0, True), (20.0, False)])
-def test_the_local_search_closes_a_trip_whose_items_another_paid_trip_can_carry(other_rate, closed):
-    """Stores 1 and 2 each send two items to store 0. Store 1 holds plenty of all four, so the
-    trip from store 2 closes, both its lots moving to store 1, unless store 1 would lose more
-    of the two items than that trip costs (it sells them well)."""
-    held = np.array([[0, 0, 0, 0], [20, 20, 20, 20], [0, 0, 20, 20]])
-    mu = np.array([[10.0] * 4, [1.0, 1.0, other_rate, other_rate], [0.0, 0.0, 0.5, 0.5]])
+def _known_cells(held: np.ndarray, mu: np.ndarray) -> tuple[CellValues, Destinations]:
+    """Cells whose customers buy every size, Poisson with mean ``mu``, keeping nothing back, and
+    no destination candidate beyond the plan's."""
     cells = CellValues(
         held=held, mu=mu, alive=np.ones(held.shape), uplift=np.zeros(held.shape), dispersion=None,
         sold=np.ones(held.shape, dtype=bool), keep=np.zeros(held.shape, dtype=np.int32),
@@ -431,6 +427,17 @@ def test_the_local_search_closes_a_trip_whose_items_another_paid_trip_can_carry(
     nobody = Destinations(
         *(np.zeros(0, dtype=np.int64),) * 2, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
     )
+    return cells, nobody
+
+
+@pytest.mark.parametrize(("other_rate", "closed"), [(1.0, True), (20.0, False)])
+def test_the_local_search_closes_a_trip_whose_items_another_paid_trip_can_carry(other_rate, closed):
+    """Stores 1 and 2 each send two items to store 0. Store 1 holds plenty of all four, so the
+    trip from store 2 closes, both its lots moving to store 1, unless store 1 would lose more
+    of the two items than that trip costs (it sells them well)."""
+    held = np.array([[0, 0, 0, 0], [20, 20, 20, 20], [0, 0, 20, 20]])
+    mu = np.array([[10.0] * 4, [1.0, 1.0, other_rate, other_rate], [0.0, 0.0, 0.5, 0.5]])
+    cells, nobody = _known_cells(held, mu)
     cost = np.full((3, 3), 2.0)
     plan = RoutedPlan(*(np.array(a) for a in ([1, 1, 2, 2], [0, 0, 0, 0], [0, 1, 2, 3], [3, 3, 3, 3])))
     out = polish(plan, nobody, cells, held.copy(), np.zeros(3, dtype=bool), 0.05, cost, (False, 3, 15, 0.15))
@@ -451,13 +458,7 @@ def test_the_batchs_routes_are_chosen_with_its_lots_where_only_a_chain_of_moves_
     held[4, [a, e]] = 20
     mu = np.zeros((5, 4))
     mu[[0, 3]] = 10.0
-    cells = CellValues(
-        held=held, mu=mu, alive=np.ones(held.shape), uplift=np.zeros(held.shape), dispersion=None,
-        sold=np.ones(held.shape, dtype=bool), keep=np.zeros(held.shape, dtype=np.int32),
-    )  # fmt: skip
-    nobody = Destinations(
-        *(np.zeros(0, dtype=np.int64),) * 2, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0)
-    )
+    cells, nobody = _known_cells(held, mu)
     cost = np.full((5, 5), 2.0)
     shipments = [(2, 0, a), (1, 0, c), (1, 3, a), (4, 3, e), (1, 3, f)]
     plan = RoutedPlan(*(np.array(col) for col in zip(*shipments, strict=True)), np.full(5, 3))
