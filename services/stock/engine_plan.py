@@ -9,7 +9,8 @@ once. Minimum lots are valued as a whole; each destination is served by one or
 several origins chosen by what the shipment costs (``engine_routing``); routes
 whose shipments do not pay for the trip plus the per-unit bar are dropped, and each
 route kept carries one more lot of the items its origin can still give while each unit
-nets the bar (``engine_topup``).
+nets the bar (``engine_topup``); a local search follows (``engine_polish``) and, on a small
+network, one program choosing routes and lots together (``engine_reflow``).
 """
 
 from __future__ import annotations
