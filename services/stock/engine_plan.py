@@ -122,8 +122,8 @@ def plan(
         return kept
     flowed = _prune_routes(flowed, inputs, rules, cells, cost, min_gain)
     # at no more units, the plan adding more wins
-    before = plan_value(kept, cells, is_cd, keep_cd, 0.0, cost)
-    return flowed if plan_value(flowed, cells, is_cd, keep_cd, 0.0, cost) > before + 1e-9 else kept
+    before = plan_value(kept, cells, is_cd, keep_cd, cost)
+    return flowed if plan_value(flowed, cells, is_cd, keep_cd, cost) > before + 1e-9 else kept
 
 
 def _destination_units(

@@ -279,22 +279,14 @@ def _segments(values: np.ndarray, count: np.ndarray) -> _Segments:
     return _Segments(row[starts], value[starts], width, j[starts].astype(np.float64))
 
 
-def plan_value(
-    p: Plan, cells: CellValues, is_cd: np.ndarray, keep_cd: float, bar: float, cost: np.ndarray
-) -> float:
-    """What the plan adds net of its origins' losses, the bar on each unit and each trip once."""
-    trips = np.unique(p.origin * cost.shape[0] + p.dest)
-    return float(_item_values(p, cells, is_cd, keep_cd, bar).sum() - cost.ravel()[trips].sum())
-
-
-def _item_values(p: Plan, cells: CellValues, is_cd: np.ndarray, keep_cd: float, bar: float) -> np.ndarray:
-    """(K,) what each item's shipments add at their destinations, less what their origins lose
-    and the bar on each unit, valued on the cells' totals."""
-    n_nodes, n_items = cells.held.shape
-    value = np.zeros(n_items)
+def plan_value(p: Plan, cells: CellValues, is_cd: np.ndarray, keep_cd: float, cost: np.ndarray) -> float:
+    """What the plan adds at its destinations, less what its origins lose and each trip once,
+    valued on the cells' totals."""
     if p.origin.shape[0] == 0:
-        return value
+        return 0.0
+    n_nodes, n_items = cells.held.shape
     phi = cells.dispersion
+    value = -float(cost.ravel()[np.unique(p.origin * n_nodes + p.dest)].sum())
     for nodes, sign in ((p.dest, 1.0), (p.origin, -1.0)):
         flat = np.bincount(nodes * n_items + p.item, weights=p.quantity, minlength=n_nodes * n_items)
         n, k = np.divmod(np.nonzero(flat)[0], n_items)
@@ -306,8 +298,8 @@ def _item_values(p: Plan, cells: CellValues, is_cd: np.ndarray, keep_cd: float, 
         else:
             worth = cells.alive[n, k] * (expected_sales(h, mu, f) - expected_sales(h - q, mu, f))
             worth = np.where(is_cd[n], keep_cd * q, worth)
-        value += sign * np.bincount(k, weights=worth, minlength=n_items)
-    return value - bar * np.bincount(p.item, weights=p.quantity, minlength=n_items)
+        value += sign * float(worth.sum())
+    return value
 
 
 def _cd_passed_over(p: Plan, avail: np.ndarray, is_cd: np.ndarray) -> np.ndarray:
