@@ -203,7 +203,8 @@ def snapshot(
     base: World, lane: Lane, week: int, ledger: bool = True, history_days: int = ESTIMATE_HISTORY_DAYS
 ) -> World:
     """What the database holds at the start of the week, with the truth the measures read: with
-    ``ledger``, the stock-out days before each receipt of the window (``services.stock.ledger``)."""
+    ``ledger``, the receipts of the window: the stock-out days before each and the units they
+    brought (``services.stock.ledger``)."""
     transit = in_transit(lane)
     truth = replace(base.truth, stock=lane.stock, daily_sales=lane.ledger)
     inputs = _snapshot(truth, base.inputs, transit if transit.any() else None, history_days)
@@ -218,9 +219,13 @@ def snapshot(
         lane.stock, np.stack(lane.ledger[-days:]), into, RECENT_DAYS, inputs.history_days, span
     )
     if ledger and gaps is not None:
-        inputs = replace(inputs, receipt_out_days=gaps.window, receipt_out_recent=gaps.recent)
+        inputs = replace(
+            inputs, receipt_out_days=gaps.window, receipt_out_recent=gaps.recent, received=gaps.units
+        )
         if inputs.estimate_history is not None:
-            history = replace(inputs.estimate_history, receipt_out_days=gaps.history)
+            history = replace(
+                inputs.estimate_history, receipt_out_days=gaps.history, received=gaps.units_history
+            )
             inputs = replace(inputs, estimate_history=history)
     return World(inputs, base.rules, truth, week, transit)
 
@@ -591,7 +596,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--equal-only", action="store_true", help="skip the unlimited oracle policy")
     parser.add_argument("--first-seed", type=int, default=1000, help="first seed (the others follow it)")
     parser.add_argument(
-        "--no-ledger", action="store_true", help="the engine without the receipts' stock-out days"
+        "--no-ledger",
+        action="store_true",
+        help="the engine without the receipts (stock-out days, units received)",
     )
     parser.add_argument(
         "--true-rates", action="store_true", help="the engine plans on the true rates (the planning alone)"

@@ -61,8 +61,9 @@ class SalesHistory:
     # (a product launched, or first sent to the store, last month has no quarter of zero sales
     # behind it), never fewer than the window's (``engine_demand.history_spans``)
     span: np.ndarray
-    # int16 (N, K) as EngineInput's, over each cell's span
+    # int16 (N, K) and int32 (N, K) as EngineInput's, over each cell's span
     receipt_out_days: np.ndarray | None = None
+    received: np.ndarray | None = None
 
 
 @dataclass
@@ -104,6 +105,9 @@ class EngineInput:
     # the last-sale rule cannot see. None: no receipt in the window.
     receipt_out_days: np.ndarray | None = None  # int16 (N, K)
     receipt_out_recent: np.ndarray | None = None  # int16 (N, K)
+    # Units transfers brought each cell in the window (receipts): the allocation did not give
+    # them. None: no receipt in the window.
+    received: np.ndarray | None = None  # int32 (N, K)
     # Units on their way to each cell (transfers executed and not received): the destination
     # counts them as stock for the horizon. None: nothing in transit.
     in_transit: np.ndarray | None = None  # int32 (N, K)

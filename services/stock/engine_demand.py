@@ -27,6 +27,7 @@ from scipy.special import betainc, gammaln, pdtr, pdtrc
 
 from services.stock.engine_contract import EngineInput
 from services.stock.engine_runs import item_effects, run_effects
+from services.stock.engine_sizes import FIT_ROUNDS, gamma_shape, size_curve
 
 # Days of the "recent" window carried by ``sales_recent``.
 RECENT_DAYS = 7
@@ -35,12 +36,6 @@ RECENT_DAYS = 7
 TREND_PRIOR_UNITS = 10.0
 TREND_BOUNDS = (0.5, 2.0)
 CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
-# Shape bounds of the empirical-Bayes Gamma priors.
-SHAPE_BOUNDS = (0.5, 1000.0)
-# Iterations of the store x product independence fit (exposure-weighted).
-FIT_ROUNDS = 4
-# Distances from a grid's middle size (in sizes) told apart by the network's size curve.
-SIZE_CURVE_RINGS = 3
 # Upper bound of the share of cells whose customers never buy the size.
 DEAD_SHARE_MAX = 0.8
 # Sizes of a product's run whose absence lowers the sales of the rest (the best-selling ones).
@@ -158,22 +153,6 @@ def by_product(a_mat: sparse.csr_matrix, cells: np.ndarray) -> np.ndarray:
     return np.asarray((a_mat.T @ cells.T).T)
 
 
-def gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
-    """Method-of-moments shape of a Gamma(a, a) multiplier on Poisson means.
-
-    For T ~ Poisson(E * g) with E[g] = 1, Var[g] = 1/a:
-    E[(T - E)^2 - T] = E^2 / a.
-    """
-    mask = expected > 0
-    den = float(np.sum(expected[mask] ** 2))
-    if den <= 0:
-        return SHAPE_BOUNDS[1]
-    num = float(np.sum((observed[mask] - expected[mask]) ** 2 - observed[mask]))
-    if num <= 0:
-        return SHAPE_BOUNDS[1]
-    return float(np.clip(den / num, *SHAPE_BOUNDS))
-
-
 def _ratio(
     recent: np.ndarray, expected: np.ndarray, bounds: tuple[float, float], prior: float = TREND_PRIOR_UNITS
 ) -> np.ndarray:
@@ -242,52 +221,6 @@ def key_sizes(inputs: EngineInput, sales: np.ndarray | None = None) -> np.ndarra
     return (rank < KEY_SIZES) & (counts[item_product] >= 3) & (total > 0)
 
 
-def size_curve(
-    item_tot: np.ndarray,
-    item_exp: np.ndarray,
-    item_product: np.ndarray,
-    item_size_pos: np.ndarray,
-    sizes_per_product: np.ndarray,
-) -> np.ndarray:
-    """(K,) each size's share of its product's sales with the whole run on the shelf.
-
-    ``item_tot`` is what each size sold over the network, ``item_exp`` its mean share of the
-    window on the shelf. A size seldom or never on the shelf anywhere says little about its
-    demand: it takes the share its distance from the grid's middle has over the network's
-    products (product level x distance weight, a Poisson fit by alternating sums), and a size
-    with a long run on the shelf keeps mostly its own (Poisson-Gamma, prior fitted as the rates').
-    """
-    n_products = sizes_per_product.shape[0]
-    centre = (sizes_per_product[item_product] - 1) / 2.0
-    # distance from the middle in half steps: grids of odd and even lengths share the scale
-    step = np.minimum(np.rint(2.0 * np.abs(item_size_pos - centre)), 2 * SIZE_CURVE_RINGS).astype(np.int64)
-    n_steps = 2 * SIZE_CURVE_RINGS + 1
-    weight = np.ones(n_steps)
-    level = np.zeros(n_products)
-    for _ in range(FIT_ROUNDS):
-        level = np.bincount(item_product, weights=item_tot, minlength=n_products) / np.maximum(
-            np.bincount(item_product, weights=weight[step] * item_exp, minlength=n_products), 1e-9
-        )
-        seen = np.bincount(step, weights=level[item_product] * item_exp, minlength=n_steps)
-        sold = np.bincount(step, weights=item_tot, minlength=n_steps)
-        fitted = seen > 0
-        if not fitted.any():
-            break
-        weight = np.where(fitted, sold / np.maximum(seen, 1e-9), 0.0)
-        # a distance no grid had on the shelf: the least a fitted one sells
-        weight[~fitted] = weight[fitted].min()
-    prior = level[item_product] * weight[step]
-    expected = prior * item_exp
-    shape = gamma_shape(item_tot, expected)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        curve = np.where(prior > 0, prior * (item_tot + shape) / (expected + shape), 0.0)
-    # a product nobody sold (nothing to fit): an even curve
-    curve = np.where(
-        np.bincount(item_product, weights=curve, minlength=n_products)[item_product] > 0, curve, 1.0
-    )
-    return curve / np.bincount(item_product, weights=curve, minlength=n_products)[item_product]
-
-
 @dataclass
 class Demand:
     """Each cell's daily rate while its customers buy the size, and the probability they do."""
@@ -334,14 +267,16 @@ def _never_stocked(
     Stores are given what they sell: a size a store got none of, while it got the rest of the
     run, is more often one its customers do not buy than the stock-outs on the shelf say (those
     are evidence on cells that were given stock). What each cell got is its stock plus its
-    sales (no receipts seen); it is compared with the store's share of the product times the
-    size's share of the network's: P(nothing | bought) is a Gamma-Poisson zero, its prior fitted
+    sales less what transfers brought it; it is compared with the store's share of the product
+    times the size's share of the network's: P(nothing | bought) is a Gamma-Poisson zero, its prior fitted
     on the snapshot, and the ring's share of cells nobody buys is the zeros beyond it.
     """
     stock = np.maximum(np.asarray(inputs.stock, dtype=np.float64), 0.0)
-    # Units in transit are not counted: they are transfers, decided on this same evidence (an
-    # earlier batch's), not the allocation's word that the store's customers buy the size.
-    given = (stock + x) * carried
+    # Transfers are not the allocation's word that the store's customers buy the size: they
+    # were decided on this same evidence (an earlier batch's). Units in transit are not counted,
+    # nor those received (a size given only by transfers that did not sell is still never given).
+    received = 0.0 if inputs.received is None else np.asarray(inputs.received, dtype=np.float64)
+    given = np.maximum(stock + x - received, 0.0) * carried
     item_given = given.sum(axis=0)
     product_given = np.bincount(item_product, weights=item_given, minlength=a_mat.shape[1])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -352,7 +287,7 @@ def _never_stocked(
         return alive
     shape = gamma_shape(given[cells], expected[cells])
     p_zero = (shape / (shape + expected)) ** shape
-    never = cells & (given <= 0)
+    never = cells & (given <= 0) & (x <= 0)
     dead = np.zeros(int(ring.max()) + 1)
     for r in range(dead.shape[0]):
         in_ring = cells & (ring == r)[None, :]
@@ -465,6 +400,7 @@ def _estimate_window(inputs: EngineInput) -> EngineInput:
         history_days=history.days,
         last_sale_age=history.last_sale_age,
         receipt_out_days=unseen.astype(np.int16),
+        received=history.received,
         estimate_history=None,
     )
 

@@ -49,7 +49,7 @@ from extensions import db
 from models.stock import Loja, Produto
 from models.stock_batches import Recomendacao
 from services.stock import outcome
-from services.stock.engine_demand import gamma_shape
+from services.stock.engine_sizes import gamma_shape
 
 WINDOW_DAYS = 182
 PRIOR = 2.0

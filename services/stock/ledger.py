@@ -30,12 +30,15 @@ from models.stock_batches import Recomendacao
 Cell = tuple[uuid.UUID, uuid.UUID, str]
 
 
-class ReceiptOutDays(NamedTuple):
-    """(N, K) days each cell had nothing on the shelf before its last receipt."""
+class Receipts(NamedTuple):
+    """(N, K) days each cell had nothing on the shelf before its last receipt, and the units
+    transfers brought it (what the allocation did not give it)."""
 
-    window: np.ndarray  # int16: of the window ``[start, on)``
+    window: np.ndarray  # int16: days out of the window ``[start, on)``
     recent: np.ndarray  # int16: of its last days ``[recent, on)``
     history: np.ndarray  # int16: of each cell's span of the estimate's history (all of ``[since, on)``)
+    units: np.ndarray  # int32: units received in the window
+    units_history: np.ndarray  # int32: units received in each cell's span of the history
 
 
 def receipt_out_days(
@@ -47,27 +50,40 @@ def receipt_out_days(
     on: date,
     since: date | None = None,
     span: np.ndarray | None = None,
-) -> ReceiptOutDays | None:
+) -> Receipts | None:
     """The days of the window, of its last days and of the estimate's history (from ``since``,
     at most ``start``; of each cell's last ``span`` days of it when given) each cell had nothing
-    on the shelf before its last receipt; None when nothing was received in them. One walk back
-    from today serves the three.
+    on the shelf before its last receipt, and the units it received in the window and in its
+    span; None when nothing was received in them. One walk back from today serves the three.
 
     ``stock`` is the stock on hand now (before units in transit are taken off)."""
     since = start if since is None else min(since, start)
-    received = _receipts(since, on)
+    received = {
+        cell: by_day
+        for cell, by_day in _receipts(since, on).items()
+        if cell[0] in node_index and (cell[1], cell[2]) in item_index
+    }
+    if not received:
+        return None
+    days = (on - since).days
+    units = np.zeros(stock.shape, dtype=np.int32)
+    units_history = np.zeros(stock.shape, dtype=np.int32)
+    for (node, produto, tamanho), by_day in received.items():
+        n, k = node_index[node], item_index[(produto, tamanho)]
+        reach = days if span is None else int(span[n, k])
+        for day, q in by_day.items():
+            units[n, k] += q if day >= start else 0
+            units_history[n, k] += q if (on - day).days <= reach else 0
     # A cell holding more than it received had stock before every receipt: it was never out on
     # those days, and its sales need not be read.
     cells = [
         cell
         for cell, by_day in received.items()
-        if cell[0] in node_index
-        and (cell[1], cell[2]) in item_index
-        and stock[node_index[cell[0]], item_index[(cell[1], cell[2])]] <= sum(by_day.values())
+        if stock[node_index[cell[0]], item_index[(cell[1], cell[2])]] <= sum(by_day.values())
     ]
     if not cells:
-        return None
-    days = (on - since).days
+        none = np.zeros(stock.shape, dtype=np.int16)
+        return Receipts(none, none.copy(), none.copy(), units, units_history)
     row = {cell: i for i, cell in enumerate(cells)}
     into = np.zeros((len(cells), days), dtype=np.int64)
     for cell, by_day in received.items():
@@ -86,7 +102,7 @@ def receipt_out_days(
         return totals
 
     history = counted(days if span is None else span[ni, ki])
-    return ReceiptOutDays(counted((on - start).days), counted((on - recent).days), history)
+    return Receipts(counted((on - start).days), counted((on - recent).days), history, units, units_history)
 
 
 def _last_days(out: np.ndarray, days_back: np.ndarray | int) -> np.ndarray:
@@ -102,13 +118,21 @@ def dense_out_days(
     recent_days: int,
     window_days: int | None = None,
     span: np.ndarray | None = None,
-) -> ReceiptOutDays | None:
+) -> Receipts | None:
     """``receipt_out_days`` from dense (D, N, K) daily sales and receipts (the simulator's
     ledger): the history is all D days (each cell's last ``span``), the window their last
     ``window_days`` (all without); None when nothing was received."""
     cells = into.sum(axis=0) > 0
     if not cells.any():
         return None
+    days = into.shape[0]
+    units = into[days - min(window_days or days, days) :].sum(axis=0).astype(np.int32)
+    reach = np.full(cells.shape, days) if span is None else np.minimum(span, days)
+    # the receipts of each cell's last ``reach`` days: a suffix sum read at its start
+    suffix = np.cumsum(into[::-1], axis=0)[::-1]
+    units_history = np.where(
+        reach > 0, np.take_along_axis(suffix, (days - np.maximum(reach, 1))[None].astype(np.int64), 0)[0], 0
+    ).astype(np.int32)
     out = days_out(
         stock[cells].astype(np.int64), sold[:, cells].T.astype(np.int64), into[:, cells].T.astype(np.int64)
     )
@@ -118,9 +142,14 @@ def dense_out_days(
         totals[cells] = _last_days(out, days_back)
         return totals
 
-    days = out.shape[1]
     history = counted(days if span is None else span[cells])
-    return ReceiptOutDays(counted(min(window_days or days, days)), counted(min(recent_days, days)), history)
+    return Receipts(
+        counted(min(window_days or days, days)),
+        counted(min(recent_days, days)),
+        history,
+        units,
+        units_history,
+    )
 
 
 def days_out(now: np.ndarray, sold: np.ndarray, into: np.ndarray) -> np.ndarray:

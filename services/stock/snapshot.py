@@ -174,6 +174,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         last_sale_age=cells.last_sale_age,
         receipt_out_days=None if receipt_out is None else receipt_out.window,
         receipt_out_recent=None if receipt_out is None else receipt_out.recent,
+        received=None if receipt_out is None else receipt_out.units,
         in_transit=in_transit,
         estimate_history=None
         if since >= start
@@ -183,6 +184,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
             last_sale_age=cells.history_age,
             span=span,
             receipt_out_days=None if receipt_out is None else receipt_out.history,
+            received=None if receipt_out is None else receipt_out.units_history,
         ),
     )
     network = Network(

@@ -119,6 +119,13 @@ def never_given_network():
     return cd, nunca, ruptura, produto
 
 
+def destinations_of_42(client, runner, admin) -> set[str]:
+    """The stores the batch generated now (free shipping) sends 42s to."""
+    put_rules(client, admin, custoEnvio=0, custoKm=0)
+    generate(runner)
+    return {r["lojaDestinoId"] for r in batch_recs(client, admin) if r["tamanho"] == "42"}
+
+
 def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_is_not_sent_there(
     client, runner, admin
 ):
@@ -127,9 +134,7 @@ def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_is_not_
     it. Stores are given what they sell: a size Nunca never got while it got the rest says its
     customers do not buy it, where before it was valued like any size out of stock."""
     _cd, nunca, ruptura, _produto = never_given_network()
-    put_rules(client, admin, custoEnvio=0, custoKm=0)
-    generate(runner)
-    destinos = {r["lojaDestinoId"] for r in batch_recs(client, admin) if r["tamanho"] == "42"}
+    destinos = destinations_of_42(client, runner, admin)
     assert str(ruptura.id) in destinos
     assert str(nunca.id) not in destinos
 
@@ -146,9 +151,32 @@ def test_units_in_transit_to_a_size_never_given_do_not_read_as_the_store_being_g
     make_rec(
         make_lote(ON - timedelta(days=7)), produto, cd, nunca, tamanho="42", quantidade=2, status="executada"
     )
-    put_rules(client, admin, custoEnvio=0, custoKm=0)
-    generate(runner)
-    destinos = {r["lojaDestinoId"] for r in batch_recs(client, admin) if r["tamanho"] == "42"}
+    destinos = destinations_of_42(client, runner, admin)
+    assert str(ruptura.id) in destinos
+    assert str(nunca.id) not in destinos
+
+
+def test_units_received_at_a_size_never_given_that_did_not_sell_do_not_read_as_the_store_being_given_it(
+    client, runner, admin
+):
+    """Last week's batch sent Loja Nunca two 42s, received 5 days ago; they sit on its shelf
+    unsold. The receipt says the transfer brought them, not the allocation: 42 still counts as a
+    size Nunca was never given, and the CD's 42s go to Ruptura only. Read as given, the two
+    units made 42 look like a size Nunca's customers buy, and the next batch sent it more."""
+    cd, nunca, ruptura, produto = never_given_network()
+    make_rec(
+        make_lote(ON - timedelta(days=7)),
+        produto,
+        cd,
+        nunca,
+        tamanho="42",
+        quantidade=2,
+        status="executada",
+        recebida_data=ON - timedelta(days=5),
+        quantidade_recebida=2,
+    )
+    set_stock(nunca, produto, **{"42": 2})
+    destinos = destinations_of_42(client, runner, admin)
     assert str(ruptura.id) in destinos
     assert str(nunca.id) not in destinos
 

@@ -338,6 +338,35 @@ def _one_product_network(stock: np.ndarray, sales: np.ndarray) -> EngineInput:
     )
 
 
+def test_a_size_no_store_had_on_the_shelf_is_valued_on_its_products_bell_not_the_networks_average():
+    """Three products' customers centre on the middle of a 5-size grid; the fourth's on its small
+    end (14, 10, 4 and 1 units a month of its first four sizes at each of 20 stores). Its largest
+    size sat in the CD all month: its own bell says it sells next to nothing, where the share the
+    network's grids give their last size would send the CD's units to every store."""
+    n, sizes = 21, 5
+    middle = np.array([4, 10, 14, 10, 4], dtype=np.float64)
+    small_end = np.array([14, 10, 4, 1, 0], dtype=np.float64)
+    sales = np.zeros((n, 4 * sizes))
+    sales[1:] = np.concatenate([small_end, middle, middle, middle])
+    stock = np.where(sales > 0, 6, 0)
+    stock[0, 4] = 200  # the CD holds the small-end product's last size only
+    net = replace(
+        _one_product_network(stock, sales),
+        product_blocked=np.zeros(4, dtype=bool),
+        product_brand=np.zeros(4, dtype=np.int32),
+        product_category=np.zeros(4, dtype=np.int32),
+        item_product=np.repeat(np.arange(4), sizes).astype(np.int32),
+        item_size_pos=np.tile(np.arange(sizes), 4).astype(np.int16),
+        campaign=np.zeros((n, 4), dtype=bool),
+        brand_factor=np.ones(4, dtype=np.float32),
+        category_factor=np.ones(4, dtype=np.float32),
+    )
+    demand = estimate_demand(net)
+    # per store and day: its bell continues 14, 10, 4, 1 (a fraction of a unit a month)
+    assert np.all(demand.rate[1:, 4] < demand.rate[1:, 3])
+    assert not np.any(recommend(net, replace(RULES, qtd_minima=1)).item == 4)
+
+
 def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_gets_nothing():
     """24 stores were given 10 units of each of 4 sizes and sell them. Store 1 was given none of
     the last size and store 2 sold all of its: the CD's units of that size go to store 2, whose
