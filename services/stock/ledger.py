@@ -88,8 +88,8 @@ def receipt_out_days(
     into = np.zeros((len(cells), days), dtype=np.int64)
     for cell, by_day in received.items():
         if cell in row:
-            for day, units in by_day.items():
-                into[row[cell], (day - since).days] += units
+            for day, q in by_day.items():
+                into[row[cell], (day - since).days] += q
     sold = _daily_sales(row, since, on, days)
     now = np.array([stock[node_index[c[0]], item_index[(c[1], c[2])]] for c in cells], dtype=np.int64)
     out = days_out(now, sold, into)

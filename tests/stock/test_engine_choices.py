@@ -1,16 +1,19 @@
 """The engine's choices seen in a generated batch: sizes never on the shelf, sizes a store was
 never given, shared trips, the per-unit bar net of the trip, lots riding a trip another item
 pays, the origin losing least after the search (docs/engine.md §1, §2 and §4),
-through the CLI and the API."""
+through the CLI and the API; and the receipts the snapshot hands the engine."""
 
 from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 
+from extensions import db
+from models.stock import Loja
 from tests.factories import (
     add_sales,
     auth_headers,
@@ -179,6 +182,43 @@ def test_units_received_at_a_size_never_given_that_did_not_sell_do_not_read_as_t
     destinos = destinations_of_42(client, runner, admin)
     assert str(ruptura.id) in destinos
     assert str(nunca.id) not in destinos
+
+
+def test_the_snapshot_counts_the_units_each_cell_received_in_the_window(ctx):
+    """Receipts reach the engine cell by cell: 2 units into Nunca's 42 five days ago, 5 into
+    Loja 0's 38 ten days ago (3 more 40 days ago, before the window); every other cell none."""
+    from services.stock.rules import get_rules
+    from services.stock.snapshot import read_inputs
+
+    cd, nunca, _ruptura, produto = never_given_network()
+    loja_0 = db.session.scalar(sa.select(Loja).where(Loja.nome == "Loja 0"))
+    lote = make_lote(ON - timedelta(days=45))
+    for destino, tamanho, units, days_ago in (
+        (nunca, "42", 2, 5),
+        (loja_0, "38", 5, 10),
+        (loja_0, "38", 3, 40),
+    ):
+        make_rec(
+            lote,
+            produto,
+            cd,
+            destino,
+            tamanho=tamanho,
+            quantidade=units,
+            status="executada",
+            recebida_data=ON - timedelta(days=days_ago),
+            quantidade_recebida=units,
+        )
+    inputs, net = read_inputs(ON, get_rules())
+
+    def cell(loja, tamanho):
+        item = next(k for k, size in enumerate(net.item_size) if size == tamanho)
+        return net.node_ids.index(loja.id), item
+
+    expected = np.zeros(inputs.stock.shape, dtype=np.int64)
+    expected[cell(nunca, "42")] = 2
+    expected[cell(loja_0, "38")] = 5
+    assert inputs.received.tolist() == expected.tolist()
 
 
 def test_a_route_the_batch_pays_carries_the_items_that_could_not_pay_a_trip_of_their_own(
