@@ -19,7 +19,7 @@ rate known only up to that Gamma).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 from scipy import sparse
@@ -38,6 +38,11 @@ TREND_BOUNDS = (0.5, 2.0)
 CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
 # Upper bound of the share of cells whose customers never buy the size.
 DEAD_SHARE_MAX = 0.8
+# EM rounds of the zero-inflated fit of what each cell was given (``_zero_inflated``).
+ZERO_INFLATION_ROUNDS = 50
+ZERO_INFLATION_TOLERANCE = 1e-3
+# Cells of the sample of stores whose EM rounds start those on every cell (``_zero_inflated``).
+ZERO_INFLATION_CELLS = 100_000
 # Sizes of a product's run whose absence lowers the sales of the rest (the best-selling ones).
 KEY_SIZES = 2
 EARTH_RADIUS_KM = 6371.0088
@@ -261,6 +266,7 @@ def _never_stocked(
     ring: np.ndarray,
     carried: np.ndarray,
     alive: np.ndarray,
+    shelf_zero: np.ndarray,
 ) -> np.ndarray:
     """``alive`` of the cells a store never had on the shelf while it had the product's other sizes.
 
@@ -268,8 +274,10 @@ def _never_stocked(
     run, is more often one its customers do not buy than the stock-outs on the shelf say (those
     are evidence on cells that were given stock). What each cell got is its stock plus its
     sales less what transfers brought it; it is compared with the store's share of the product
-    times the size's share of the network's: P(nothing | bought) is a Gamma-Poisson zero, its prior fitted
-    on the snapshot, and the ring's share of cells nobody buys is the zeros beyond it.
+    times the size's share of the network's: P(nothing | bought) is a Gamma-Poisson zero, and the
+    ring's share of cells nobody buys the zeros beyond it, the two fitted together
+    (``_zero_inflated``). ``shelf_zero`` is each cell's chance of no sale over its days on the
+    shelf (after a transfer) if its customers buy the size.
     """
     stock = np.maximum(np.asarray(inputs.stock, dtype=np.float64), 0.0)
     # Transfers are not the allocation's word that the store's customers buy the size: they
@@ -277,30 +285,128 @@ def _never_stocked(
     # nor those received (a size given only by transfers that did not sell is still never given).
     received = 0.0 if inputs.received is None else np.asarray(inputs.received, dtype=np.float64)
     given = np.maximum(stock + x - received, 0.0) * carried
-    item_given = given.sum(axis=0)
-    product_given = np.bincount(item_product, weights=item_given, minlength=a_mat.shape[1])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        size_share = np.where(product_given[item_product] > 0, item_given / product_given[item_product], 0.0)
-    expected = by_product(a_mat, given)[:, item_product] * size_share[None, :]
-    cells = carried & (expected > 0)
-    if cells.sum() < 20:
+    never = carried & (given <= 0) & (x <= 0)
+    fit = _zero_inflated(given, never, ring, a_mat, item_product)
+    if fit is None:
         return alive
-    shape = gamma_shape(given[cells], expected[cells])
-    p_zero = (shape / (shape + expected)) ** shape
-    never = cells & (given <= 0) & (x <= 0)
-    dead = np.zeros(int(ring.max()) + 1)
-    for r in range(dead.shape[0]):
-        in_ring = cells & (ring == r)[None, :]
-        if in_ring.sum() < 20:
-            continue
-        zeros = float(never[in_ring].mean())
-        expected_zeros = float(p_zero[in_ring].mean())
-        if expected_zeros < 1.0:
-            dead[r] = np.clip((zeros - expected_zeros) / (1.0 - expected_zeros), 0.0, DEAD_SHARE_MAX)
+    cells, p_zero, dead = fit
+    # Days on the shelf after a transfer with no sale are evidence too (independent of the
+    # allocation's): both likelihoods multiply the ring's prior odds. A size the network was
+    # given none of (expected 0) tells nothing either way: it keeps the prior.
+    evidence = np.where(cells, p_zero, 1.0) * shelf_zero
     d = dead[ring][None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
-        posterior = (1.0 - d) * p_zero / (d + (1.0 - d) * p_zero)
+        posterior = (1.0 - d) * evidence / (d + (1.0 - d) * evidence)
     return np.where(never, np.minimum(alive, np.nan_to_num(posterior, nan=1.0)), alive)
+
+
+@dataclass
+class _Given:
+    """What the cells with an expectation were given, as flat arrays (``_zero_inflated``)."""
+
+    items: np.ndarray
+    group: np.ndarray  # the cell's store x product
+    units: np.ndarray
+    totals: np.ndarray  # its store's units of the product
+    zero: np.ndarray  # never given
+    ring: np.ndarray
+
+    def __getitem__(self, keep: np.ndarray) -> _Given:
+        return _Given(*(getattr(self, f.name)[keep] for f in fields(self)))
+
+
+def _zero_inflated(
+    given: np.ndarray, never: np.ndarray, ring: np.ndarray, a_mat: sparse.csr_matrix, item_product: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(cells with an expectation, P(nothing given | bought) per cell, share of cells nobody buys
+    per ring), or None with too few cells: what each cell got is 0 for a size nobody buys there,
+    otherwise Gamma-Poisson around its store's units of the product spread over the sizes its
+    customers buy by the sizes' shares among the stores that buy them.
+
+    Fitted on every cell as if all were bought, the zeros read as spread and as a smaller share
+    for the sizes a few stores do not buy, and so as chance (on the simulator that halved the
+    outer rings' share of sizes nobody buys): EM fits them together (``_em_rounds``). On a large
+    network a sample of stores starts the rounds on every cell near where they end.
+    """
+    store_product = by_product(a_mat, given)
+    cells = (store_product[:, item_product] > 0) & (given.sum(axis=0) > 0)[None, :]
+    rows, items = np.nonzero(cells)
+    if rows.shape[0] < 20:
+        return None
+    products = item_product[items]
+    flat = _Given(
+        items, rows * a_mat.shape[1] + products, given[rows, items], store_product[rows, products],
+        never[rows, items], ring[items],
+    )  # fmt: skip
+    n_rings = int(ring.max()) + 1
+    in_ring = np.bincount(flat.ring, minlength=n_rings)
+    # From every zero a size nobody buys, down: EM started at no such sizes would stay there.
+    dead = np.bincount(flat.ring, weights=flat.zero, minlength=n_rings) / np.maximum(in_ring, 1)
+    dead = np.minimum(np.where(in_ring >= 20, dead, 0.0), DEAD_SHARE_MAX)
+    stride = -(-rows.shape[0] // ZERO_INFLATION_CELLS)
+    if stride == 1:
+        dead, shape, expected = _em_rounds(flat, dead, item_product, ZERO_INFLATION_ROUNDS)
+    else:
+        # Whole products, so that their sizes' shares are the network's: the shape and the rings'
+        # shares are the same over any of them.
+        dead, shape, _ = _em_rounds(flat[products % stride == 0], dead, item_product, ZERO_INFLATION_ROUNDS)
+        weight = np.where(flat.zero, 1.0 - dead[flat.ring], 1.0)
+        for _ in range(2):  # the E step on every cell, from the prior and then from its own zero
+            expected = _expectations(flat, weight, item_product)
+            weight = _bought(flat, dead, shape, expected, weight)
+    p_zero = np.ones_like(given, dtype=np.float64)
+    p_zero[rows, items] = (shape / (shape + expected)) ** shape
+    return cells, p_zero, dead
+
+
+def _em_rounds(
+    flat: _Given, dead: np.ndarray, item_product: np.ndarray, rounds: int
+) -> tuple[np.ndarray, float, np.ndarray]:
+    """(each ring's share of sizes nobody buys, the Gamma's shape, each cell's expectation if
+    bought) after at most ``rounds`` EM rounds from ``dead``, each cell weighted by its chance of
+    being bought: the sizes' shares, the Gamma's spread (moments) and each ring's share (the mean
+    chance of its zeros being sizes nobody buys)."""
+    in_ring = np.bincount(flat.ring, minlength=dead.shape[0])
+    fitted = in_ring >= 20
+    weight = np.where(flat.zero, 1.0 - dead[flat.ring], 1.0)
+    shape, expected = 1.0, np.zeros(0)
+    for _ in range(rounds):
+        expected = _expectations(flat, weight, item_product)
+        shape = gamma_shape(flat.units, expected, weight)
+        weight = _bought(flat, dead, shape, expected, weight)
+        before = dead
+        live = np.bincount(flat.ring, weights=weight, minlength=dead.shape[0]) / np.maximum(in_ring, 1)
+        dead = np.minimum(np.where(fitted, 1.0 - live, 0.0), DEAD_SHARE_MAX)
+        if np.max(np.abs(dead - before), initial=0.0) < ZERO_INFLATION_TOLERANCE:
+            break
+    return dead, shape, expected
+
+
+def _expectations(flat: _Given, weight: np.ndarray, item_product: np.ndarray) -> np.ndarray:
+    """What each cell would get if its customers buy the size: its store's units of the product
+    over the sizes it is likely to buy (``weight``), this one included, by the sizes' shares
+    among the stores that buy them."""
+    n_items, n_products = item_product.shape[0], int(item_product.max()) + 1
+    item_given = np.bincount(flat.items, weights=flat.units, minlength=n_items)
+    share = item_given / np.maximum(np.bincount(flat.items, weights=weight, minlength=n_items), 1e-12)
+    share = share / np.maximum(
+        np.bincount(item_product, weights=share, minlength=n_products)[item_product], 1e-12
+    )
+    size = share[flat.items]
+    bought = np.bincount(flat.group, weights=weight * size)[flat.group]
+    return flat.totals * size / np.maximum(bought + (1.0 - weight) * size, 1e-12)
+
+
+def _bought(
+    flat: _Given, dead: np.ndarray, shape: float, expected: np.ndarray, weight: np.ndarray
+) -> np.ndarray:
+    """Each cell's chance that its customers buy the size: 1 where it was given any, Bayes' rule
+    on its zero (Gamma-Poisson) against its ring's share of sizes nobody buys otherwise."""
+    p_zero = (shape / (shape + expected[flat.zero])) ** shape
+    d = dead[flat.ring[flat.zero]]
+    weight = weight.copy()
+    weight[flat.zero] = (1.0 - d) * p_zero / np.maximum(d + (1.0 - d) * p_zero, 1e-300)
+    return weight
 
 
 def estimate_demand(inputs: EngineInput) -> Demand:
@@ -343,7 +449,7 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     ring = np.minimum(np.abs(pos - centre).astype(np.int64), 3)
     carried = (t_np > 0)[:, item_product]
     alive = _alive(x, p_zero, ring, carried & (f_shelf > 0.5) & is_store[:, None])
-    alive = _never_stocked(inputs, x, a_mat, item_product, ring, carried & is_store[:, None], alive)
+    alive = _never_stocked(inputs, x, a_mat, item_product, ring, carried & is_store[:, None], alive, p_zero)
 
     if days > RECENT_DAYS:
         trend = _trend_factor(inputs, a_mat, item_product, (key, effect), is_store, rate, alive)

@@ -28,17 +28,19 @@ BELL_MIN_SIZES = 3
 BELL_RIDGE = 1e-3
 
 
-def gamma_shape(observed: np.ndarray, expected: np.ndarray) -> float:
+def gamma_shape(observed: np.ndarray, expected: np.ndarray, weight: np.ndarray | float = 1.0) -> float:
     """Method-of-moments shape of a Gamma(a, a) multiplier on Poisson means.
 
     For T ~ Poisson(E * g) with E[g] = 1, Var[g] = 1/a:
-    E[(T - E)^2 - T] = E^2 / a.
+    E[(T - E)^2 - T] = E^2 / a. ``weight``: how much each observation counts (its chance of
+    being one of these at all).
     """
     mask = expected > 0
-    den = float(np.sum(expected[mask] ** 2))
+    w = np.broadcast_to(weight, expected.shape)[mask]
+    den = float(np.sum(w * expected[mask] ** 2))
     if den <= 0:
         return SHAPE_BOUNDS[1]
-    num = float(np.sum((observed[mask] - expected[mask]) ** 2 - observed[mask]))
+    num = float(np.sum(w * ((observed[mask] - expected[mask]) ** 2 - observed[mask])))
     if num <= 0:
         return SHAPE_BOUNDS[1]
     return float(np.clip(den / num, *SHAPE_BOUNDS))
