@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from services.stock import engine_demand
 from services.stock.engine import Demand, haversine_km, recommend
 from services.stock.engine_cells import CellValues
 from services.stock.engine_contract import EngineInput, EngineRules
-from services.stock import engine_demand
 from services.stock.engine_demand import estimate_demand
 from services.stock.engine_polish import polish
 from services.stock.engine_reflow import reflow
