@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from services.stock import engine_demand
+from services.stock import engine_alive
 from services.stock.engine import Demand, haversine_km, recommend
 from services.stock.engine_cells import CellValues
 from services.stock.engine_contract import EngineInput, EngineRules
@@ -414,7 +414,7 @@ def test_the_share_of_sizes_nobody_buys_is_read_from_the_stores_never_given_them
     the zeros away and ``alive`` read 0.49 where 0.28 were live. A network too large to fit on
     every cell (here: over 60) fits on a sample of its products and agrees."""
     if sample_cells is not None:
-        monkeypatch.setattr(engine_demand, "ZERO_INFLATION_CELLS", sample_cells)
+        monkeypatch.setattr(engine_alive, "ZERO_INFLATION_CELLS", sample_cells)
     estimated, actual = [], []
     for seed in range(4):
         net, given, bought = _allocated_network(seed)
