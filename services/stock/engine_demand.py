@@ -238,28 +238,15 @@ class Demand:
         return self.rate * self.alive
 
 
-def _never_stocked(
-    inputs: EngineInput,
-    x: np.ndarray,
-    a_mat: sparse.csr_matrix,
-    item_product: np.ndarray,
-    ring: np.ndarray,
-    carried: np.ndarray,
-    alive: np.ndarray,
-    shelf_zero: np.ndarray,
-) -> np.ndarray:
-    """``alive`` of the cells a store never had on the shelf while it had the product's other
-    sizes (``engine_alive.never_given_alive``): what each cell got is its stock plus its sales
-    less what transfers brought it."""
+def _given(inputs: EngineInput, x: np.ndarray, carried: np.ndarray) -> np.ndarray:
+    """(N, K) what each cell was given by the allocation: its stock plus its sales less what
+    transfers brought it (``engine_alive.never_given_alive`` reads it)."""
     stock = np.maximum(np.asarray(inputs.stock, dtype=np.float64), 0.0)
     # Transfers are not the allocation's word that the store's customers buy the size: they
     # were decided on this same evidence (an earlier batch's). Units in transit are not counted,
     # nor those received (a size given only by transfers that did not sell is still never given).
     received = 0.0 if inputs.received is None else np.asarray(inputs.received, dtype=np.float64)
-    given = np.maximum(stock + x - received, 0.0) * carried
-    return never_given_alive(
-        given, x, by_product(a_mat, given), item_product, ring, carried, alive, shelf_zero
-    )
+    return np.maximum(stock + x - received, 0.0) * carried
 
 
 def estimate_demand(inputs: EngineInput) -> Demand:
@@ -300,9 +287,10 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     pos = np.asarray(inputs.item_size_pos, dtype=np.float64)
     centre = (sizes_per_product[item_product] - 1) / 2.0
     ring = np.minimum(np.abs(pos - centre).astype(np.int64), 3)
-    carried = (t_np > 0)[:, item_product]
-    alive = alive_on_shelf(x, p_zero, ring, carried & (f_shelf > 0.5) & is_store[:, None])
-    alive = _never_stocked(inputs, x, a_mat, item_product, ring, carried & is_store[:, None], alive, p_zero)
+    carried = (t_np > 0)[:, item_product] & is_store[:, None]
+    alive = alive_on_shelf(x, p_zero, ring, carried & (f_shelf > 0.5))
+    given = _given(inputs, x, carried)
+    alive = never_given_alive(given, x, by_product(a_mat, given), item_product, ring, carried, alive, p_zero)
 
     if days > RECENT_DAYS:
         trend = _trend_factor(inputs, a_mat, item_product, (key, effect), is_store, rate, alive)
