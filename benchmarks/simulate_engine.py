@@ -945,7 +945,7 @@ def run_case(
     for week in (1, 2):
         rate = {"daily_rate": world.truth.rate} if true_rates else {}
         if informed_rates:
-            rate = {"demand": _informed(world, informed_rates)}
+            rate = {"demand": informed(world, informed_rates)}
         t0 = time.perf_counter()
         out = recommend(world.inputs, world.rules, **rate)
         seconds = time.perf_counter() - t0
@@ -963,16 +963,16 @@ def run_case(
     return rows
 
 
-def _informed(world: World, source: str):
-    """``simulate_informed.informed_demand`` from the window's demand, or from its sales: a day that
-    ended with stock saw its whole demand, a day that sold out saw at least the stock it began with,
-    a day begun with none saw nothing."""
+def informed(world: World, source: str, days: int = HISTORY_DAYS):
+    """``simulate_informed.informed_demand`` from the last ``days`` days' demand, or from their
+    sales: a day that ended with stock saw its whole demand, a day that sold out saw at least the
+    stock it began with, a day begun with none saw nothing."""
     truth = world.truth
-    demand = np.stack(truth.daily_demand[-HISTORY_DAYS:])
-    exposure = np.stack(truth.daily_exposure[-HISTORY_DAYS:])
+    demand = np.stack(truth.daily_demand[-days:])
+    exposure = np.stack(truth.daily_exposure[-days:])
     censored = None
     if source == "sales":
-        began = np.stack(truth.daily_stock[-HISTORY_DAYS:])
+        began = np.stack(truth.daily_stock[-days:])
         whole = demand < began
         sold_out = (began > 0) & ~whole
         _days, nodes, items = np.nonzero(sold_out)

@@ -63,6 +63,11 @@ Assumptions, all of them:
   (``--no-outcome`` leaves them out); ``--history-days 30`` has the estimate read the window alone.
 - **Planning alone**: ``--true-rates`` hands the engine the true rates (with the campaign
   lift, the whole run) instead of its estimate: what is left of the gap is the planning's.
+- **The best estimate the data allow**: ``--informed-rates`` hands the engine
+  ``simulate_informed``'s exact posterior of each rate under the simulator's own prior, from
+  every day played (at most ``--history-days``): from the demand uncapped by the stock
+  (``demand``) or from the sales, each day that sold out a censored count (``sales``). What the
+  engine loses with it is the part of the gap no estimator closes on that data.
 - **Determinism**: the engine runs twice on week 1 of each seed x rule set (``same_output``);
   the engine's and the no-transfer lanes are deterministic for a seed, the oracle's depend on
   HiGHS's time limit (``--oracle-seconds``) and may vary by a few units between runs.
@@ -74,7 +79,7 @@ Usage::
     .venv/bin/python benchmarks/simulate_weeks.py [--seeds 5] [--weeks 8] [--shape 10x20]
         [--lead-days 3] [--oracle-seconds 10] [--first-week-seconds 30] [--no-oracle] [--equal-only]
         [--first-seed 1000]
-        [--true-rates] [--no-outcome] [--history-days 91]
+        [--true-rates | --informed-rates {demand,sales}] [--no-outcome] [--history-days 91]
 
 ``--shape`` takes 10x20, 16x30 or any SxP (S stores, 1 CD, P products of 4-6 sizes);
 ``--equal-only`` skips the unlimited oracle policy (half the solver time).
@@ -107,6 +112,7 @@ from benchmarks.simulate_engine import (
     build_world,
     check_rules,
     evaluate,
+    informed,
     oracle,
     routes_cost,
     same_output,
@@ -133,6 +139,9 @@ class Options:
     first_week_seconds: float = 3 * ORACLE_TIME_LIMIT
     ledger: bool = True  # the receipts' stock-out days reach the engine, as the database gives them
     true_rates: bool = False  # the engine plans on the true rates (the planning alone)
+    # the engine plans on the best estimate the days played allow (``simulate_informed``): from
+    # their demand uncapped by the stock ("demand") or from their sales ("sales")
+    informed: str | None = None
     outcome: bool = True  # what moved units sold against what was expected reaches the engine
     history_days: int = ESTIMATE_HISTORY_DAYS  # days of sales the estimate reads (HISTORY_DAYS: the window)
 
@@ -154,6 +163,9 @@ class Lane:
     resent: int = 0
     # the engine's executed transfers, for the outcome measure (``outcome_factor``)
     transfers: list[Transfer] = field(default_factory=list)
+    # for ``Options.informed``: day by day, the demand uncapped by the stock, the stock the day
+    # began with and the demand's multiplier on the rate before the campaign (``Truth``)
+    record: tuple[list, list, list] | None = None
 
 
 @dataclass
@@ -207,6 +219,10 @@ def snapshot(
     brought (``services.stock.ledger``)."""
     transit = in_transit(lane)
     truth = replace(base.truth, stock=lane.stock, daily_sales=lane.ledger)
+    if lane.record is not None:
+        truth = replace(
+            truth, daily_demand=lane.record[0], daily_stock=lane.record[1], daily_exposure=lane.record[2]
+        )
     inputs = _snapshot(truth, base.inputs, transit if transit.any() else None, history_days)
     days = inputs.history_days if inputs.estimate_history is None else inputs.estimate_history.days
     start = lane.day - days
@@ -310,8 +326,14 @@ def play_week(lane: Lane, base: World, uniforms: np.ndarray, cd_start: np.ndarra
             lane.stock = lane.stock + arriving
             lane.received[day] = arriving
         factor = _run_factor(lane.stock, truth.key_live, inputs.item_product, inputs.product_blocked.size)
-        demand = stats.poisson.ppf(uniforms[day - HISTORY_DAYS], truth.rate * factor)
-        sold = np.minimum(np.maximum(demand, 0).astype(np.int64), lane.stock)
+        demand = np.maximum(stats.poisson.ppf(uniforms[day - HISTORY_DAYS], truth.rate * factor), 0).astype(
+            np.int64
+        )
+        if lane.record is not None:
+            lane.record[0].append(demand.astype(np.int32))
+            lane.record[1].append(lane.stock.astype(np.int32))
+            lane.record[2].append((truth.lift * factor).astype(np.float32))
+        sold = np.minimum(demand, lane.stock)
         lane.stock = lane.stock - sold
         lane.ledger.append(sold.astype(np.int16))
         week_sold += int(sold.sum())
@@ -336,10 +358,13 @@ def engine_week(base: World, lane: Lane, week: int, opts: Options) -> tuple[dict
     """The engine's batch of the week on its lane's snapshot, measured, checked and executed;
     with the oracle, also its plan with the same units on the same snapshot."""
     world = snapshot(base, lane, week, opts.ledger, opts.history_days)
-    if opts.outcome and not opts.true_rates:
+    if opts.outcome and not (opts.true_rates or opts.informed):
         factor = outcome_factors(lane, world.inputs, world.rules.horizon_days)
         world = replace(world, inputs=replace(world.inputs, outcome_factor=factor))
     rate = {"daily_rate": world.truth.rate} if opts.true_rates else {}
+    if opts.informed:
+        days = min(len(lane.ledger), opts.history_days)
+        rate = {"demand": informed(world, opts.informed, days)}
     t0 = time.perf_counter()
     out = recommend(world.inputs, world.rules, **rate)
     seconds = time.perf_counter() - t0
@@ -380,13 +405,20 @@ def oracle_week(base: World, lane: Lane, row: dict, cap: int | None, opts: Optio
 
 def run_case(shape: Shape, seed: int, variant: int, opts: Options) -> dict:
     """Every policy over the same weeks from the same start; a row per week and the lanes."""
-    base = build_world(shape, seed, variant=variant)
+    base = build_world(shape, seed, variant=variant, record_demand=opts.informed is not None)
     uniforms = demand_uniforms(seed, opts.weeks * WEEK_DAYS, base.inputs.stock.shape)
     cd_start = base.truth.stock[base.inputs.node_is_cd].copy()
     names = [n for n in LANES if opts.oracle or n in ("none", "engine")]
     if not opts.unlimited:
         names = [n for n in names if n != "unlimited"]
     lanes = {n: Lane(base.truth.stock.copy(), list(base.truth.daily_sales)) for n in names}
+    if opts.informed:
+        truth = base.truth
+        lanes["engine"].record = (
+            list(truth.daily_demand),
+            list(truth.daily_stock),
+            list(truth.daily_exposure),
+        )
     rows = []
     for week in range(1, opts.weeks + 1):
         row, plan = engine_week(base, lanes["engine"], week, opts)
@@ -600,8 +632,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the engine without the receipts (stock-out days, units received)",
     )
-    parser.add_argument(
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument(
         "--true-rates", action="store_true", help="the engine plans on the true rates (the planning alone)"
+    )
+    given.add_argument(
+        "--informed-rates",
+        choices=("demand", "sales"),
+        help="the engine plans on the best estimate the days played allow, from their demand uncapped "
+        "by stock or from their sales (benchmarks/simulate_informed.py)",
     )
     parser.add_argument(
         "--no-outcome", action="store_true", help="the engine without what its moved units sold (ASI / ESI)"
@@ -624,6 +663,7 @@ def main(argv: list[str] | None = None) -> int:
         args.first_week_seconds,
         not args.no_ledger,
         args.true_rates,
+        args.informed_rates,
         not args.no_outcome,
         max(args.history_days, HISTORY_DAYS),
     )

@@ -581,7 +581,7 @@ def test_the_simulators_informed_estimate_is_closer_to_the_truth_than_the_engine
     truth = world.truth
     stores = ~world.inputs.node_is_cd[:, None]
     live = (truth.rate > 0) & stores
-    informed = sim._informed(world, source)
+    informed = sim.informed(world, source)
     engine = estimate_demand(world.inputs)
 
     def log_error(demand):

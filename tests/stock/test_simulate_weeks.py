@@ -104,3 +104,36 @@ def test_the_engine_hears_what_its_moved_units_sold_once_their_window_is_over():
     assert factor[0, category] == pytest.approx(20 / 28)  # (ASI 0 + 20) / (ESI 8 + 20)
     assert factor[1, category] == pytest.approx(30 / 28)  # ASI 10: every unit moved sold
     assert sim.outcome_factors(sim.Lane(stock, days, day=33, transfers=lane.transfers), inputs, 14) is None
+
+
+def test_the_best_estimate_the_data_allow_reads_every_day_played_of_the_lane():
+    """``--informed-rates``: the engine's lane records each day's demand, the stock it began with
+    and its multiplier, so that the informed posterior reads the weeks played as well as the
+    history; more days of uncapped demand bring it closer to the true rates, and the weeks
+    played on it hold every rule."""
+    sim = _weeks()
+    shape = sim.parse_shape("10x20")
+    base = sim.build_world(shape, SEED, record_demand=True)
+    truth = base.truth
+    lane = sim.Lane(truth.stock.copy(), list(truth.daily_sales))
+    lane.record = (list(truth.daily_demand), list(truth.daily_stock), list(truth.daily_exposure))
+    uniforms = sim.demand_uniforms(SEED, 3 * sim.WEEK_DAYS, truth.stock.shape)
+    cd_start = truth.stock[base.inputs.node_is_cd].copy()
+    for _ in range(3):
+        sim.play_week(lane, base, uniforms, cd_start)
+    played = sim.HISTORY_DAYS + 3 * sim.WEEK_DAYS
+    assert [len(days) for days in lane.record] == [played] * 3 and len(lane.ledger) == played
+    world = sim.snapshot(base, lane, 4)
+    live = (truth.rate > 0) & ~base.inputs.node_is_cd[:, None]
+
+    def log_error(days: int) -> float:
+        demand = sim.informed(world, "demand", days)
+        mean = demand.rate * demand.alive
+        return float(np.median(np.abs(np.log(np.maximum(mean[live], 1e-9) / truth.rate[live]))))
+
+    assert log_error(played) < 0.9 * log_error(sim.HISTORY_DAYS)
+
+    opts = sim.Options(weeks=2, oracle=False, informed="sales")
+    case = sim.run_case(sim.parse_shape("4x5"), SEED, 1, opts)
+    assert case["violations"] == [] and case["overdrawn"]["engine"] == 0
+    assert case["lift"]["engine"] > 0
