@@ -74,7 +74,7 @@ from services.stock.engine_contract import (
     EngineRules,
     SalesHistory,
 )
-from services.stock.engine_demand import estimate_demand, history_spans
+from services.stock.engine_demand import estimate_demand, history_spans, opening_sales
 
 HISTORY_DAYS = 30
 RECENT_DAYS = 7
@@ -209,7 +209,8 @@ def _snapshot(
         sold_any = np.stack(truth.daily_sales[-days:]) > 0
         first_age = np.where(sold_any.any(axis=0), days - np.argmax(sold_any, axis=0), 0)
         span = history_spans(first_age, inputs.item_product, HISTORY_DAYS, days)
-        history = SalesHistory(days, *_last_days(truth.daily_sales, days), span=span)
+        opening = opening_sales(first_age, inputs.item_product, HISTORY_DAYS, days)
+        history = SalesHistory(days, *_last_days(truth.daily_sales, days), span=span, opening=opening)
     return replace(
         inputs,
         stock=truth.stock.astype(np.int32),

@@ -64,6 +64,9 @@ class SalesHistory:
     # int16 (N, K) and int32 (N, K) as EngineInput's, over each cell's span
     receipt_out_days: np.ndarray | None = None
     received: np.ndarray | None = None
+    # float32 (N, K) the unit whose sale opened a span its store's first sale of the product cut
+    # short (``engine_demand.opening_sales``); None: no span was cut
+    opening: np.ndarray | None = None
 
 
 @dataclass

@@ -254,12 +254,16 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     # Key sizes are the window's, as the valuation's and the grade page's.
     key = key_sizes(inputs)
     effect = item_run_effects(inputs, key)
-    inputs = _estimate_window(inputs)
+    inputs, opening = _estimate_window(inputs)
     n_nodes, n_items = np.asarray(inputs.stock).shape
     days = max(int(inputs.history_days), 1)
     is_store = ~np.asarray(inputs.node_is_cd, dtype=bool)
-    x = np.asarray(inputs.sales, dtype=np.float64) * is_store[:, None]
-    if n_nodes == 0 or n_items == 0 or x.sum() <= 0:
+    sold = np.asarray(inputs.sales, dtype=np.float64) * is_store[:, None]
+    # The rates leave out the sale that opened a span: counting from a sale on, the days before
+    # it are dropped, and with them its waiting time (a slow seller read from its first sale runs
+    # high). That sale still tells that the store sells the product and its customers the size.
+    x = np.maximum(sold - opening, 0.0)
+    if n_nodes == 0 or n_items == 0 or sold.sum() <= 0:
         zeros = np.zeros((n_nodes, n_items))
         return Demand(zeros, zeros.copy(), zeros.copy(), effect)
     item_product = np.asarray(inputs.item_product, dtype=np.int64)
@@ -287,10 +291,12 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     pos = np.asarray(inputs.item_size_pos, dtype=np.float64)
     centre = (sizes_per_product[item_product] - 1) / 2.0
     ring = np.minimum(np.abs(pos - centre).astype(np.int64), 3)
-    carried = (t_np > 0)[:, item_product] & is_store[:, None]
-    alive = alive_on_shelf(x, p_zero, ring, carried & (f_shelf > 0.5))
-    given = _given(inputs, x, carried)
-    alive = never_given_alive(given, x, by_product(a_mat, given), item_product, ring, carried, alive, p_zero)
+    carried = (by_product(a_mat, sold) > 0)[:, item_product] & is_store[:, None]
+    alive = alive_on_shelf(sold, p_zero, ring, carried & (f_shelf > 0.5))
+    given = _given(inputs, sold, carried)
+    alive = never_given_alive(
+        given, sold, by_product(a_mat, given), item_product, ring, carried, alive, p_zero
+    )
 
     if days > RECENT_DAYS:
         trend = _trend_factor(inputs, a_mat, item_product, (key, effect), is_store, rate, alive)
@@ -331,12 +337,13 @@ def item_run_effects(inputs: EngineInput, key: np.ndarray | None = None) -> np.n
     return effects[category]
 
 
-def _estimate_window(inputs: EngineInput) -> EngineInput:
+def _estimate_window(inputs: EngineInput) -> tuple[EngineInput, np.ndarray | float]:
     """The inputs as the estimate reads them: over the longer history when there is one (its
-    sales, last sales and receipts; the last week and the stock are the same)."""
+    sales, last sales and receipts; the last week and the stock are the same), and the units
+    whose sales opened a span (``opening_sales``)."""
     history = inputs.estimate_history
     if history is None or history.days <= inputs.history_days:
-        return inputs
+        return inputs, 0.0
     # the days before a cell's span count as days off the shelf
     unseen = history.days - np.asarray(history.span, dtype=np.int64)
     if history.receipt_out_days is not None:
@@ -349,18 +356,42 @@ def _estimate_window(inputs: EngineInput) -> EngineInput:
         receipt_out_days=unseen.astype(np.int16),
         received=history.received,
         estimate_history=None,
-    )
+    ), (0.0 if history.opening is None else np.asarray(history.opening, dtype=np.float64))
 
 
 def history_spans(first_sale_age: np.ndarray, item_product: np.ndarray, window: int, days: int) -> np.ndarray:
     """(N, K) days of a ``days``-day history each cell counts: back to its store's first sale of
     the product in it (``first_sale_age``, days before the batch date, 0: none), at least the
     ``window`` and at most ``days``."""
+    return np.clip(_store_first_sale(first_sale_age, item_product), window, days).astype(np.int16)
+
+
+def opening_sales(first_sale_age: np.ndarray, item_product: np.ndarray, window: int, days: int) -> np.ndarray:
+    """(N, K) float32: 1 at the cell whose sale opened its span where its store's first sale of the
+    product cut the span short (``history_spans``: before the window, after the history's first
+    day), the first of the sizes sold that day; 0 elsewhere.
+
+    Counted from a sale on, a Poisson rate's unbiased estimate leaves that sale out: the days
+    spent waiting for it are not in the span."""
+    age = np.asarray(first_sale_age, dtype=np.int64)
     item_product = np.asarray(item_product, dtype=np.int64)
-    n_products = int(item_product.max()) + 1 if item_product.size else 0
-    first = np.zeros((np.asarray(first_sale_age).shape[0], n_products), dtype=np.int64)
+    n_items = item_product.shape[0]
+    first = _store_first_sale(age, item_product)
+    opened = (age == first) & (first > window) & (first < days)
+    index = np.where(opened, np.arange(n_items)[None, :], n_items)
+    lowest = np.full((age.shape[0], int(item_product.max(initial=-1)) + 1), n_items)
+    np.minimum.at(lowest.T, item_product, index.T)
+    return (opened & (np.arange(n_items)[None, :] == lowest[:, item_product])).astype(np.float32)
+
+
+def _store_first_sale(first_sale_age: np.ndarray, item_product: np.ndarray) -> np.ndarray:
+    """(N, K) days since each cell's store first sold the cell's product (0: never)."""
+    item_product = np.asarray(item_product, dtype=np.int64)
+    first = np.zeros(
+        (np.asarray(first_sale_age).shape[0], int(item_product.max(initial=-1)) + 1), dtype=np.int64
+    )
     np.maximum.at(first.T, item_product, np.asarray(first_sale_age, dtype=np.int64).T)
-    return np.clip(first[:, item_product], window, days).astype(np.int16)
+    return first[:, item_product]
 
 
 def _key_out_share(

@@ -22,7 +22,7 @@ from extensions import db
 from models.stock import Campanha, Estoque, Loja, Produto, RegrasRemanejamento, Venda
 from services.stock import learning, ledger, transit
 from services.stock.engine_contract import ESTIMATE_HISTORY_DAYS, EngineInput, Network, SalesHistory
-from services.stock.engine_demand import history_spans
+from services.stock.engine_demand import history_spans, opening_sales
 from services.stock.rules import history_days
 from services.stock.storage import PG_COPY_HEADER, is_postgres
 
@@ -147,6 +147,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
     }
     days = (on - since).days
     span = history_spans(cells.first_sale_age, np.asarray(products.item_product), periodo, days)
+    opening = opening_sales(cells.first_sale_age, np.asarray(products.item_product), periodo, days)
     receipt_out = ledger.receipt_out_days(stock, nodes.index, item_index, start, recent, on, since, span)
     stock, in_transit = _apply_transit(stock, nodes.index, item_index)
     route_f, brand_f, cat_f, outcome_f = learning.engine_factors(
@@ -185,6 +186,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
             span=span,
             receipt_out_days=None if receipt_out is None else receipt_out.history,
             received=None if receipt_out is None else receipt_out.units_history,
+            opening=opening if opening.any() else None,
         ),
     )
     network = Network(

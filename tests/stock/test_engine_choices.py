@@ -435,6 +435,29 @@ def test_the_quarter_is_read_only_from_the_stores_first_sale_of_the_product(
     assert _units_to(client, admin, nova) == 13
 
 
+def _sales_on(days_ago: set[int], days: int = 91) -> list[int]:
+    """One unit on each of ``days_ago`` (days before ON), nothing on the other of ``days`` days."""
+    return [1 if days - i in days_ago else 0 for i in range(days)]
+
+
+def test_the_sale_that_opened_a_stores_quarter_is_not_counted_in_its_rate(client, runner, admin):
+    """Two stores sold a cap 40 and 10 days ago and are out; Loja Antiga also sold one 60 days ago
+    and one on the quarter's first day, Loja Recente's first sale was 60 days ago. Read from that
+    sale on, Recente sold 2 units in 50 days on the shelf, not 3: counting the sale it starts from
+    would rate it above Antiga (4 in 81 days), and the CD's only unit would go there."""
+    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
+    antiga = make_loja(nome="Loja Antiga", lat=-23.55, lng=-46.63)
+    recente = make_loja(nome="Loja Recente", lat=-23.56, lng=-46.64)
+    produto = make_produto(nome="Boné", tamanhos=("U",))
+    set_stock(cd, produto, U=1)
+    for loja, days_ago in ((antiga, {91, 60, 40, 10}), (recente, {60, 40, 10})):
+        set_stock(loja, produto, U=0)
+        add_sales(loja, produto, "U", _sales_on(days_ago), end=ON)
+    put_rules(client, admin, custoEnvio=0, custoKm=0, qtdMinima=1, priorizarCd=True)
+    generate(runner)
+    assert (_units_to(client, admin, antiga), _units_to(client, admin, recente)) == (1, 0)
+
+
 def test_a_key_size_is_worth_more_where_broken_runs_were_seen_to_sell_less(client, runner, admin):
     """Six stores ran out of sizes 38 and 40, the best sellers, of a shoe and of a sandal ten
     days ago. Since then the shoe's other sizes sold half as much, the sandal's as before: the
