@@ -66,8 +66,9 @@ Assumptions, all of them:
 - **The best estimate the data allow**: ``--informed-rates`` hands the engine
   ``simulate_informed``'s exact posterior of each rate under the simulator's own prior, from
   every day played (at most ``--history-days``): from the demand uncapped by the stock
-  (``demand``) or from the sales, each day that sold out a censored count (``sales``). What the
-  engine loses with it is the part of the gap no estimator closes on that data.
+  (``demand``) or from the sales, each day that sold out a censored count (``sales``). It is
+  told more than a retailer's data hold (the prior's levels, each day's stock) and less (what
+  each store was given), so it shows a target within reach, not a bound.
 - **Determinism**: the engine runs twice on week 1 of each seed x rule set (``same_output``);
   the engine's and the no-transfer lanes are deterministic for a seed, the oracle's depend on
   HiGHS's time limit (``--oracle-seconds``) and may vary by a few units between runs.
