@@ -121,7 +121,7 @@ from benchmarks.simulate_engine import (
 from services.stock import learning
 from services.stock import ledger as stock_ledger
 from services.stock.engine import recommend
-from services.stock.engine_contract import ESTIMATE_HISTORY_DAYS
+from services.stock.engine_contract import ESTIMATE_HISTORY_DAYS, NO_SEND
 from services.stock.engine_demand import RECENT_DAYS
 
 WEEK_DAYS = 7
@@ -155,6 +155,7 @@ class Lane:
     ledger: list[np.ndarray]  # one (N, K) array of units sold per day played, history included
     arrivals: dict[int, np.ndarray] = field(default_factory=dict)  # day -> (N, K) units due
     received: dict[int, np.ndarray] = field(default_factory=dict)  # day -> (N, K) units arrived
+    sent: dict[int, np.ndarray] = field(default_factory=dict)  # day -> (N, K) units taken by transfers
     day: int = HISTORY_DAYS  # the next day to play
     sold: int = 0  # units sold since week 1
     weekly_sold: list[int] = field(default_factory=list)
@@ -227,11 +228,19 @@ def snapshot(
     inputs = _snapshot(truth, base.inputs, transit if transit.any() else None, history_days)
     days = inputs.history_days if inputs.estimate_history is None else inputs.estimate_history.days
     start = lane.day - days
-    into = np.zeros((days, *lane.stock.shape), dtype=np.int64)
-    for day, units in lane.received.items():
-        if day >= start:
-            into[day - start] += units
+    into, out = (np.zeros((days, *lane.stock.shape), dtype=np.int64) for _ in range(2))
+    for moves, daily in ((lane.received, into), (lane.sent, out)):
+        for day, units in moves.items():
+            if day >= start:
+                daily[day - start] += units
     span = None if inputs.estimate_history is None else inputs.estimate_history.span
+    if ledger and out.any():
+        sent, sent_history = stock_ledger.dense_units(out, inputs.history_days, span)
+        last = days - 1 - np.argmax(out[::-1] > 0, axis=0)
+        age = np.where(out.any(axis=0), days - 1 - last, NO_SEND).astype(np.int16)
+        inputs = replace(inputs, sent=sent, last_sent_age=age)
+        if inputs.estimate_history is not None:
+            inputs = replace(inputs, estimate_history=replace(inputs.estimate_history, sent=sent_history))
     gaps = stock_ledger.dense_out_days(
         lane.stock, np.stack(lane.ledger[-days:]), into, RECENT_DAYS, inputs.history_days, span
     )
@@ -311,6 +320,7 @@ def execute(lane: Lane, world: World, plan, lead_days: int) -> None:
     lane.overdrawn += int(np.maximum(taken - lane.stock, 0).sum())
     lane.resent += resent_units(world, sent)
     lane.stock = np.maximum(lane.stock - taken, 0)
+    lane.sent[lane.day] = lane.sent.get(lane.day, 0) + taken
     due = lane.day + lead_days
     lane.arrivals[due] = lane.arrivals.get(due, 0) + sent
     lane.moved += int(q.sum())

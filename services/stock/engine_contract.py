@@ -46,6 +46,10 @@ class EngineRules:
     ganho_minimo: float = MIN_GAIN_PER_UNIT
 
 
+# ``EngineInput.last_sent_age`` of a cell no transfer took units from
+NO_SEND = 32767
+
+
 @dataclass
 class SalesHistory:
     """What the demand estimate reads when it looks further back than the rules' window
@@ -64,6 +68,7 @@ class SalesHistory:
     # int16 (N, K) and int32 (N, K) as EngineInput's, over each cell's span
     receipt_out_days: np.ndarray | None = None
     received: np.ndarray | None = None
+    sent: np.ndarray | None = None
     # float32 (N, K) the unit whose sale opened a span its store's first sale of the product cut
     # short (``engine_demand.opening_sales``); None: no span was cut
     opening: np.ndarray | None = None
@@ -111,6 +116,12 @@ class EngineInput:
     # Units transfers brought each cell in the window (receipts): the allocation did not give
     # them. None: no receipt in the window.
     received: np.ndarray | None = None  # int32 (N, K)
+    # Units transfers took from each cell in the window (executed, or approved and taken off its
+    # stock as in transit): the allocation gave them. None: none sent.
+    sent: np.ndarray | None = None  # int32 (N, K)
+    # Days after each cell's last transfer out (a cell that sent its last units away had them on
+    # the shelf until then; ``NO_SEND``: none). None: none sent.
+    last_sent_age: np.ndarray | None = None  # int16 (N, K)
     # Units on their way to each cell (transfers executed and not received): the destination
     # counts them as stock for the horizon. None: nothing in transit.
     in_transit: np.ndarray | None = None  # int32 (N, K)

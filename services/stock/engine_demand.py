@@ -183,7 +183,7 @@ def exposure(inputs: EngineInput) -> np.ndarray:
     n, k = np.asarray(inputs.stock).shape
     out_days = np.zeros((n, k))
     if inputs.last_sale_age is not None:
-        age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
+        age = np.clip(_out_since(inputs), 0.0, days)
         out_days = np.where(np.asarray(inputs.stock) <= 0, age, 0.0)
     if inputs.receipt_out_days is not None:
         out_days = np.minimum(out_days + inputs.receipt_out_days, days)
@@ -196,11 +196,19 @@ def recent_exposure(inputs: EngineInput) -> np.ndarray:
     out_days = np.zeros((n, k))
     if inputs.last_sale_age is not None:
         days = max(int(inputs.history_days), 1)
-        age = np.clip(np.asarray(inputs.last_sale_age, dtype=np.float64), 0.0, days)
+        age = np.clip(_out_since(inputs), 0.0, days)
         out_days = np.where(np.asarray(inputs.stock) <= 0, np.minimum(age, RECENT_DAYS), 0.0)
     if inputs.receipt_out_recent is not None:
         out_days = np.minimum(out_days + inputs.receipt_out_recent, RECENT_DAYS)
     return (RECENT_DAYS - out_days) / RECENT_DAYS
+
+
+def _out_since(inputs: EngineInput) -> np.ndarray:
+    """(N, K) days since an empty cell lost its last unit: to a sale, or to a transfer out."""
+    age = np.asarray(inputs.last_sale_age, dtype=np.float64)
+    if inputs.last_sent_age is None:
+        return age
+    return np.minimum(age, np.asarray(inputs.last_sent_age, dtype=np.float64))
 
 
 def key_sizes(inputs: EngineInput, sales: np.ndarray | None = None) -> np.ndarray:
@@ -246,7 +254,9 @@ def _given(inputs: EngineInput, x: np.ndarray, carried: np.ndarray) -> np.ndarra
     # were decided on this same evidence (an earlier batch's). Units in transit are not counted,
     # nor those received (a size given only by transfers that did not sell is still never given).
     received = 0.0 if inputs.received is None else np.asarray(inputs.received, dtype=np.float64)
-    return np.maximum(stock + x - received, 0.0) * carried
+    # Units a store sent away as an origin were given to it: its stock no longer shows them.
+    sent = 0.0 if inputs.sent is None else np.asarray(inputs.sent, dtype=np.float64)
+    return np.maximum(stock + x - received + sent, 0.0) * carried
 
 
 def estimate_demand(inputs: EngineInput) -> Demand:
@@ -355,6 +365,7 @@ def _estimate_window(inputs: EngineInput) -> tuple[EngineInput, np.ndarray | flo
         last_sale_age=history.last_sale_age,
         receipt_out_days=unseen.astype(np.int16),
         received=history.received,
+        sent=history.sent,
         estimate_history=None,
     ), (0.0 if history.opening is None else np.asarray(history.opening, dtype=np.float64))
 

@@ -17,15 +17,16 @@ counts a cell that is out now. A day with sales is a day on the shelf whatever t
 from __future__ import annotations
 
 import uuid
-from datetime import date
+from datetime import date, timedelta
 from typing import NamedTuple
 
 import numpy as np
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, false, func, or_, select
 
 from extensions import db
 from models.stock import Estoque, Venda
 from models.stock_batches import Recomendacao
+from services.stock.engine_contract import NO_SEND
 
 Cell = tuple[uuid.UUID, uuid.UUID, str]
 
@@ -66,14 +67,7 @@ def receipt_out_days(
     if not received:
         return None
     days = (on - since).days
-    units = np.zeros(stock.shape, dtype=np.int32)
-    units_history = np.zeros(stock.shape, dtype=np.int32)
-    for (node, produto, tamanho), by_day in received.items():
-        n, k = node_index[node], item_index[(produto, tamanho)]
-        reach = days if span is None else int(span[n, k])
-        for day, q in by_day.items():
-            units[n, k] += q if day >= start else 0
-            units_history[n, k] += q if (on - day).days <= reach else 0
+    units, units_history = _cell_units(received, stock.shape, node_index, item_index, start, on, days, span)
     # A cell holding more than it received had stock before every receipt: it was never out on
     # those days, and its sales need not be read.
     cells = [
@@ -105,6 +99,87 @@ def receipt_out_days(
     return Receipts(counted((on - start).days), counted((on - recent).days), history, units, units_history)
 
 
+class Sent(NamedTuple):
+    """(N, K) units transfers took from each cell, in the window and in each cell's span, and
+    the days after the last day they took any (``NO_SEND``: none)."""
+
+    window: np.ndarray  # int32
+    history: np.ndarray  # int32
+    age: np.ndarray  # int16
+
+
+def sent_units(
+    shape: tuple[int, int],
+    node_index: dict[uuid.UUID, int],
+    item_index: dict[tuple[uuid.UUID, str], int],
+    start: date,
+    on: date,
+    since: date | None = None,
+    span: np.ndarray | None = None,
+) -> Sent | None:
+    """The units transfers took from each cell (as ``receipt_out_days``' units, from the
+    origin's side): executed in the window or the history (``since``), and those approved and
+    not yet executed, which the snapshot takes off the origin's stock as in transit (counted as
+    of the day before ``on``). None when no transfer took any."""
+    since = start if since is None else min(since, start)
+    taken: dict[Cell, dict[date, int]] = {}
+    day_before = on - timedelta(days=1)
+    for origem, produto, tamanho, status, day, units in db.session.execute(
+        select(
+            Recomendacao.origem_id,
+            Recomendacao.produto_id,
+            Recomendacao.tamanho,
+            Recomendacao.status,
+            Recomendacao.executada_data,
+            Recomendacao.quantidade,
+        ).where(
+            Recomendacao.vetado == false(),
+            or_(
+                and_(
+                    Recomendacao.status == "executada",
+                    Recomendacao.executada_data >= since,
+                    Recomendacao.executada_data < on,
+                ),
+                and_(Recomendacao.status == "aprovada", Recomendacao.recebida_em.is_(None)),
+            ),
+        )
+    ):
+        if origem not in node_index or (produto, tamanho) not in item_index:
+            continue
+        by_day = taken.setdefault((origem, produto, tamanho), {})
+        day = day_before if status == "aprovada" else day
+        by_day[day] = by_day.get(day, 0) + units
+    if not taken:
+        return None
+    age = np.full(shape, NO_SEND, dtype=np.int16)
+    for (node, produto, tamanho), by_day in taken.items():
+        age[node_index[node], item_index[(produto, tamanho)]] = (on - max(by_day)).days - 1
+    return Sent(*_cell_units(taken, shape, node_index, item_index, start, on, (on - since).days, span), age)
+
+
+def _cell_units(
+    moves: dict[Cell, dict[date, int]],
+    shape: tuple[int, int],
+    node_index: dict[uuid.UUID, int],
+    item_index: dict[tuple[uuid.UUID, str], int],
+    start: date,
+    on: date,
+    days: int,
+    span: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(N, K) int32 the units of each cell's moves from ``start`` on, and over each cell's last
+    ``span`` days (``days`` without)."""
+    window = np.zeros(shape, dtype=np.int32)
+    history = np.zeros(shape, dtype=np.int32)
+    for (node, produto, tamanho), by_day in moves.items():
+        n, k = node_index[node], item_index[(produto, tamanho)]
+        reach = days if span is None else int(span[n, k])
+        for day, q in by_day.items():
+            window[n, k] += q if day >= start else 0
+            history[n, k] += q if (on - day).days <= reach else 0
+    return window, history
+
+
 def _last_days(out: np.ndarray, days_back: np.ndarray | int) -> np.ndarray:
     """(M,) the days marked in each row's last ``days_back`` columns (one count, or one per row)."""
     first = out.shape[1] - np.asarray(days_back, dtype=np.int64).reshape(-1, 1)
@@ -126,13 +201,7 @@ def dense_out_days(
     if not cells.any():
         return None
     days = into.shape[0]
-    units = into[days - min(window_days or days, days) :].sum(axis=0).astype(np.int32)
-    reach = np.full(cells.shape, days) if span is None else np.minimum(span, days)
-    # the receipts of each cell's last ``reach`` days: a suffix sum read at its start
-    suffix = np.cumsum(into[::-1], axis=0)[::-1]
-    units_history = np.where(
-        reach > 0, np.take_along_axis(suffix, (days - np.maximum(reach, 1))[None].astype(np.int64), 0)[0], 0
-    ).astype(np.int32)
+    units, units_history = dense_units(into, window_days, span)
     out = days_out(
         stock[cells].astype(np.int64), sold[:, cells].T.astype(np.int64), into[:, cells].T.astype(np.int64)
     )
@@ -150,6 +219,22 @@ def dense_out_days(
         units,
         units_history,
     )
+
+
+def dense_units(
+    daily: np.ndarray, window_days: int | None = None, span: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(N, K) int32 units of dense (D, N, K) daily moves over the last ``window_days`` (all D
+    without) and over each cell's last ``span`` days (all D without)."""
+    days = daily.shape[0]
+    units = daily[days - min(window_days or days, days) :].sum(axis=0).astype(np.int32)
+    reach = np.full(daily.shape[1:], days) if span is None else np.minimum(span, days)
+    # the moves of each cell's last ``reach`` days: a suffix sum read at its start
+    suffix = np.cumsum(daily[::-1], axis=0)[::-1]
+    in_span = np.where(
+        reach > 0, np.take_along_axis(suffix, (days - np.maximum(reach, 1))[None].astype(np.int64), 0)[0], 0
+    ).astype(np.int32)
+    return units, in_span
 
 
 def days_out(now: np.ndarray, sold: np.ndarray, into: np.ndarray) -> np.ndarray:

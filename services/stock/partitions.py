@@ -125,6 +125,8 @@ def slice_inputs(inputs: EngineInput, products: np.ndarray) -> tuple[EngineInput
         receipt_out_days=None if inputs.receipt_out_days is None else inputs.receipt_out_days[:, items],
         receipt_out_recent=None if inputs.receipt_out_recent is None else inputs.receipt_out_recent[:, items],
         received=None if inputs.received is None else inputs.received[:, items],
+        sent=None if inputs.sent is None else inputs.sent[:, items],
+        last_sent_age=None if inputs.last_sent_age is None else inputs.last_sent_age[:, items],
         in_transit=None if inputs.in_transit is None else inputs.in_transit[:, items],
         # the demand is estimated once on the whole network and handed to each partition
         estimate_history=None,

@@ -149,6 +149,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
     span = history_spans(cells.first_sale_age, np.asarray(products.item_product), periodo, days)
     opening = opening_sales(cells.first_sale_age, np.asarray(products.item_product), periodo, days)
     receipt_out = ledger.receipt_out_days(stock, nodes.index, item_index, start, recent, on, since, span)
+    sent = ledger.sent_units(stock.shape, nodes.index, item_index, start, on, since, span)
     stock, in_transit = _apply_transit(stock, nodes.index, item_index)
     route_f, brand_f, cat_f, outcome_f = learning.engine_factors(
         on, nodes.index, products.brands, products.categories
@@ -176,6 +177,8 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         receipt_out_days=None if receipt_out is None else receipt_out.window,
         receipt_out_recent=None if receipt_out is None else receipt_out.recent,
         received=None if receipt_out is None else receipt_out.units,
+        sent=None if sent is None else sent.window,
+        last_sent_age=None if sent is None else sent.age,
         in_transit=in_transit,
         estimate_history=None
         if since >= start
@@ -186,6 +189,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
             span=span,
             receipt_out_days=None if receipt_out is None else receipt_out.history,
             received=None if receipt_out is None else receipt_out.units_history,
+            sent=None if sent is None else sent.history,
             opening=opening if opening.any() else None,
         ),
     )

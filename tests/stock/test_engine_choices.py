@@ -1,19 +1,15 @@
 """The engine's choices seen in a generated batch: sizes never on the shelf, sizes a store was
 never given, shared trips, the per-unit bar net of the trip, lots riding a trip another item
 pays, the origin losing least after the search (docs/engine.md §1, §2 and §4),
-through the CLI and the API; and the receipts the snapshot hands the engine."""
+through the CLI and the API (the ledger it reads: test_engine_ledger.py)."""
 
 from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import pytest
-import sqlalchemy as sa
 
-from extensions import db
-from models.stock import Loja
 from tests.factories import (
     add_sales,
     auth_headers,
@@ -184,43 +180,6 @@ def test_units_received_at_a_size_never_given_that_did_not_sell_do_not_read_as_t
     assert str(nunca.id) not in destinos
 
 
-def test_the_snapshot_counts_the_units_each_cell_received_in_the_window(ctx):
-    """Receipts reach the engine cell by cell: 2 units into Nunca's 42 five days ago, 5 into
-    Loja 0's 38 ten days ago (3 more 40 days ago, before the window); every other cell none."""
-    from services.stock.rules import get_rules
-    from services.stock.snapshot import read_inputs
-
-    cd, nunca, _ruptura, produto = never_given_network()
-    loja_0 = db.session.scalar(sa.select(Loja).where(Loja.nome == "Loja 0"))
-    lote = make_lote(ON - timedelta(days=45))
-    for destino, tamanho, units, days_ago in (
-        (nunca, "42", 2, 5),
-        (loja_0, "38", 5, 10),
-        (loja_0, "38", 3, 40),
-    ):
-        make_rec(
-            lote,
-            produto,
-            cd,
-            destino,
-            tamanho=tamanho,
-            quantidade=units,
-            status="executada",
-            recebida_data=ON - timedelta(days=days_ago),
-            quantidade_recebida=units,
-        )
-    inputs, net = read_inputs(ON, get_rules())
-
-    def cell(loja, tamanho):
-        item = next(k for k, size in enumerate(net.item_size) if size == tamanho)
-        return net.node_ids.index(loja.id), item
-
-    expected = np.zeros(inputs.stock.shape, dtype=np.int64)
-    expected[cell(nunca, "42")] = 2
-    expected[cell(loja_0, "38")] = 5
-    assert inputs.received.tolist() == expected.tolist()
-
-
 def test_a_route_the_batch_pays_carries_the_items_that_could_not_pay_a_trip_of_their_own(
     client, runner, admin
 ):
@@ -249,58 +208,6 @@ def test_a_route_the_batch_pays_carries_the_items_that_could_not_pay_a_trip_of_t
     assert lote is not None and lote["lojaDestinoId"] == str(destino.id)
     # each unit riding the paid trip clears the bar net of what the CD keeps for later weeks
     assert lote["vendaExtraEsperada"] >= (0.15 + 0.05) * lote["quantidade"]
-
-
-def refilled_after_a_long_stock_out(client, admin):
-    """Loja Reabastecida sold a unit a day for 8 days, sat empty for 19, and 3 days ago received
-    12 units from the CD, of which it has sold one a day since: 9 on the shelf. Loja Vazia, which
-    sells a unit a day too, is out. Read as in stock all month (11 sold in 30 days, 0.37 a day),
-    the refilled store has units to spare for its neighbour; read from the receipt ledger (11 sold
-    in the 11 days it had stock), it has fewer than its own next 14 days need."""
-    cd = make_loja(nome="CD Cajamar", is_cd=True, lat=-23.35, lng=-46.87)
-    refilled = make_loja(nome="Loja Reabastecida", lat=-23.55, lng=-46.63)
-    empty = make_loja(nome="Loja Vazia", lat=-23.56, lng=-46.64)
-    produto = make_produto(nome="Boné", tamanhos=("U",))
-    set_stock(cd, produto, U=0)
-    set_stock(refilled, produto, U=9)
-    add_sales(refilled, produto, "U", [1] * 8 + [0] * 19 + [1] * 3, end=ON)
-    set_stock(empty, produto, U=0)
-    add_sales(empty, produto, "U", [1] * 27 + [0] * 3, end=ON)
-    last_week = make_lote(ON - timedelta(days=7))
-    make_rec(
-        last_week,
-        produto,
-        cd,
-        refilled,
-        tamanho="U",
-        quantidade=12,
-        status="executada",
-        executada_data=ON - timedelta(days=5),
-        quantidade_recebida=12,
-        recebida_em=datetime(2026, 11, 15, 14, 0, tzinfo=UTC),
-        recebida_data=ON - timedelta(days=3),
-    )
-    put_rules(client, admin, custoEnvio=0, custoKm=0, qtdMinima=1)
-    return refilled, empty
-
-
-def test_goods_received_after_a_long_stock_out_are_not_read_as_a_slow_seller(client, runner, admin):
-    refilled, _ = refilled_after_a_long_stock_out(client, admin)
-    generate(runner)
-    assert [r for r in batch_recs(client, admin) if r["origemId"] == str(refilled.id)] == []
-
-
-def test_without_its_receipt_the_same_store_reads_as_a_slow_seller(client, runner, admin):
-    """The control of the test above: the same history with no receipt recorded (a stock import
-    refilled the store) is all the engine can see, and it moves the spare units."""
-    from extensions import db
-    from models.stock_batches import Recomendacao
-
-    refilled, empty = refilled_after_a_long_stock_out(client, admin)
-    db.session.execute(sa.delete(Recomendacao))
-    generate(runner)
-    moved = [r for r in batch_recs(client, admin) if r["origemId"] == str(refilled.id)]
-    assert [r["lojaDestinoId"] for r in moved] == [str(empty.id)]
 
 
 def two_twin_stores_one_of_which_got_goods_that_did_not_sell(client, admin, *, received: bool = True):
