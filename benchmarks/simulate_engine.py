@@ -94,6 +94,10 @@ ORACLE_TIME_LIMIT = 10.0
 ORACLE_RESTRICTED_SHARE = 0.5
 # HiGHS stops once its plan is this close to the bound it proved.
 ORACLE_REL_GAP = 0.002
+# A solve left farther than this from its bound runs once more from its plan, with this many
+# times its seconds (HiGHS cannot resume a search: the longer run starts over, from the plan).
+ORACLE_GAP_TARGET = 0.01
+ORACLE_RETRY_FACTOR = 3
 # A destination whose first unit adds less than this (true expected units sold) is not offered.
 ORACLE_MIN_FIRST_GAIN = 0.02
 
@@ -476,7 +480,8 @@ def oracle(
     rates). The bar ``ganhoMinimo`` is not imposed: the oracle values a unit with the
     simulator's run effect, the engine with its own, and a bar on values that differ cut
     units the engine sends on the same true rates. Without it the oracle is the looser.
-    ``time_limit`` bounds the whole program's seconds. Returns the plan, its distance to the
+    ``time_limit`` bounds the whole program's seconds; a solve that ends beyond
+    ``ORACLE_GAP_TARGET`` runs once more from its plan, longer. Returns the plan, its distance to the
     bound HiGHS proved on the whole integer program, ``(bound - net) / bound`` in the program's
     own objective net of moving nothing, and the seconds taken.
     """
@@ -511,6 +516,11 @@ def oracle(
         full.x, full.value = first.x, first.value
     if full.x is None:
         return Plan(none, none, none, none), float("inf"), time.perf_counter() - t0
+    if full.bound - full.value > ORACLE_GAP_TARGET * full.bound:
+        again = _highs(program, ORACLE_RETRY_FACTOR * time_limit, start=(ints, np.rint(full.x[ints])))
+        if again.x is not None and again.value > full.value:
+            full.x, full.value = again.x, again.value
+        full.bound = min(full.bound, again.bound)
     q = np.rint(full.x[x_idx]).astype(np.int64)
     keep = q > 0
     meta = program.meta
