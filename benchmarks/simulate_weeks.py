@@ -69,6 +69,10 @@ Assumptions, all of them:
   (``demand``) or from the sales, each day that sold out a censored count (``sales``). It is
   told more than a retailer's data hold (the prior's levels, each day's stock) and less (what
   each store was given), so it shows a target within reach, not a bound.
+- **A stock ledger**: ``--stock-days`` tells the engine each cell's days out of stock, read
+  from its stock at the start of every day (the history's included, whose mid-window restock
+  the database cannot show): what a stock import kept every day would give, in place of the
+  last-sale rule, the receipts and the transfers out.
 - **Determinism**: the engine runs twice on week 1 of each seed x rule set (``same_output``);
   the engine's and the no-transfer lanes are deterministic for a seed, the oracle's depend on
   HiGHS's time limit (``--oracle-seconds``) and may vary by a few units between runs.
@@ -80,7 +84,7 @@ Usage::
     .venv/bin/python benchmarks/simulate_weeks.py [--seeds 5] [--weeks 8] [--shape 10x20]
         [--lead-days 3] [--oracle-seconds 10] [--first-week-seconds 30] [--no-oracle] [--equal-only]
         [--first-seed 1000]
-        [--true-rates | --informed-rates {demand,sales}] [--no-outcome] [--history-days 91]
+        [--true-rates | --informed-rates {demand,sales}] [--no-outcome] [--history-days 91] [--stock-days]
 
 ``--shape`` takes 10x20, 16x30 or any SxP (S stores, 1 CD, P products of 4-6 sizes);
 ``--equal-only`` skips the unlimited oracle policy (half the solver time).
@@ -145,6 +149,7 @@ class Options:
     informed: str | None = None
     outcome: bool = True  # what moved units sold against what was expected reaches the engine
     history_days: int = ESTIMATE_HISTORY_DAYS  # days of sales the estimate reads (HISTORY_DAYS: the window)
+    stock_days: bool = False  # each cell's days out of stock read from its stock every day
 
 
 @dataclass
@@ -214,11 +219,16 @@ def in_transit(lane: Lane) -> np.ndarray:
 
 
 def snapshot(
-    base: World, lane: Lane, week: int, ledger: bool = True, history_days: int = ESTIMATE_HISTORY_DAYS
+    base: World,
+    lane: Lane,
+    week: int,
+    ledger: bool = True,
+    history_days: int = ESTIMATE_HISTORY_DAYS,
+    stock_days: bool = False,
 ) -> World:
     """What the database holds at the start of the week, with the truth the measures read: with
     ``ledger``, the receipts of the window: the stock-out days before each and the units they
-    brought (``services.stock.ledger``)."""
+    brought (``services.stock.ledger``); with ``stock_days``, each cell's days out of stock."""
     transit = in_transit(lane)
     truth = replace(base.truth, stock=lane.stock, daily_sales=lane.ledger)
     if lane.record is not None:
@@ -253,7 +263,41 @@ def snapshot(
                 inputs.estimate_history, receipt_out_days=gaps.history, received=gaps.units_history
             )
             inputs = replace(inputs, estimate_history=history)
+    if stock_days:
+        inputs = days_out_of_stock(inputs, base, lane, days, into, out)
     return World(inputs, base.rules, truth, week, transit)
+
+
+def days_out_of_stock(inputs, base: World, lane: Lane, days: int, into: np.ndarray, out: np.ndarray):
+    """``inputs`` with each cell's days out of stock in the window, its last week and its span of
+    the history read from its stock at the start of each day (after that day's arrivals), where
+    the last-sale rule, the receipts and the transfers out are all the engine otherwise has.
+    Walking back from today gives the played days; the history's come from the simulator, whose
+    mid-window restock only a kept stock ledger would show."""
+    sold = np.stack(lane.ledger[-days:]).astype(np.int64)
+    began = np.zeros_like(sold)
+    end = lane.stock.astype(np.int64)
+    for t in range(days - 1, -1, -1):
+        began[t] = end + sold[t]
+        end = began[t] - into[t] + out[t]
+    first = len(lane.ledger) - days
+    for t in range(max(HISTORY_DAYS - first, 0)):
+        began[t] = base.truth.daily_stock[first + t]
+    empty = began <= 0
+    none = np.zeros(inputs.stock.shape, dtype=np.int16)
+    inputs = replace(
+        inputs,
+        last_sale_age=none,
+        last_sent_age=None,
+        receipt_out_days=empty[-inputs.history_days :].sum(axis=0).astype(np.int16),
+        receipt_out_recent=empty[-RECENT_DAYS:].sum(axis=0).astype(np.int16),
+    )
+    history = inputs.estimate_history
+    if history is None:
+        return inputs
+    in_span = np.arange(days)[:, None, None] >= days - np.asarray(history.span, dtype=np.int64)[None]
+    out_days = (empty & in_span).sum(axis=0).astype(np.int16)
+    return replace(inputs, estimate_history=replace(history, last_sale_age=none, receipt_out_days=out_days))
 
 
 def resent_units(world: World, sent: np.ndarray) -> int:
@@ -368,7 +412,7 @@ def solve(world: World, cap: int | None, seconds: float) -> tuple[Plan, float, b
 def engine_week(base: World, lane: Lane, week: int, opts: Options) -> tuple[dict, Plan | None]:
     """The engine's batch of the week on its lane's snapshot, measured, checked and executed;
     with the oracle, also its plan with the same units on the same snapshot."""
-    world = snapshot(base, lane, week, opts.ledger, opts.history_days)
+    world = snapshot(base, lane, week, opts.ledger, opts.history_days, opts.stock_days)
     if opts.outcome and not (opts.true_rates or opts.informed):
         factor = outcome_factors(lane, world.inputs, world.rules.horizon_days)
         world = replace(world, inputs=replace(world.inputs, outcome_factor=factor))
@@ -416,7 +460,9 @@ def oracle_week(base: World, lane: Lane, row: dict, cap: int | None, opts: Optio
 
 def run_case(shape: Shape, seed: int, variant: int, opts: Options) -> dict:
     """Every policy over the same weeks from the same start; a row per week and the lanes."""
-    base = build_world(shape, seed, variant=variant, record_demand=opts.informed is not None)
+    base = build_world(
+        shape, seed, variant=variant, record_demand=opts.informed is not None or opts.stock_days
+    )
     uniforms = demand_uniforms(seed, opts.weeks * WEEK_DAYS, base.inputs.stock.shape)
     cd_start = base.truth.stock[base.inputs.node_is_cd].copy()
     names = [n for n in LANES if opts.oracle or n in ("none", "engine")]
@@ -662,6 +708,11 @@ def main(argv: list[str] | None = None) -> int:
         default=ESTIMATE_HISTORY_DAYS,
         help=f"days of sales the estimate reads, at most ({HISTORY_DAYS}: the window alone)",
     )
+    parser.add_argument(
+        "--stock-days",
+        action="store_true",
+        help="the engine told each cell's days out of stock, as a stock import kept every day would",
+    )
     args = parser.parse_args(argv)
     if args.weeks < 1 or args.lead_days < 0:
         parser.error("--weeks must be >= 1 and --lead-days >= 0")
@@ -677,6 +728,7 @@ def main(argv: list[str] | None = None) -> int:
         args.informed_rates,
         not args.no_outcome,
         max(args.history_days, HISTORY_DAYS),
+        args.stock_days,
     )
     t0 = time.perf_counter()
     print(

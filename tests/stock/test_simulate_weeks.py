@@ -137,3 +137,30 @@ def test_the_best_estimate_the_data_allow_reads_every_day_played_of_the_lane():
     case = sim.run_case(sim.parse_shape("4x5"), SEED, 1, opts)
     assert case["violations"] == [] and case["overdrawn"]["engine"] == 0
     assert case["lift"]["engine"] > 0
+
+
+def test_told_each_days_stock_the_engine_reads_the_days_its_shelves_were_empty():
+    """``--stock-days``: over two weeks of batches executed (units sent, in transit, received)
+    the days out of stock the engine is told are those each cell began empty, to the day; the
+    history's mid-window restock, which the database alone cannot show, adds days out of stock
+    the last-sale rule does not count."""
+    sim = _weeks()
+    base = sim.build_world(sim.parse_shape("10x20"), SEED, record_demand=True)
+    truth = base.truth
+    lane = sim.Lane(truth.stock.copy(), list(truth.daily_sales))
+    lane.record = (list(truth.daily_demand), list(truth.daily_stock), list(truth.daily_exposure))
+    uniforms = sim.demand_uniforms(SEED, 2 * sim.WEEK_DAYS, truth.stock.shape)
+    cd_start = truth.stock[base.inputs.node_is_cd].copy()
+    opts = sim.Options(weeks=2, oracle=False, stock_days=True)
+    for week in (1, 2):
+        row, _ = sim.engine_week(base, lane, week, opts)
+        assert row["units"] > 0 and row["violations"] == []
+        sim.play_week(lane, base, uniforms, cd_start)
+    told = sim.snapshot(base, lane, 3, stock_days=True).inputs
+    stores = ~base.inputs.node_is_cd  # a CD's weekly refill is no sale: it has no demand to censor
+    began = np.stack(lane.record[1])[:, stores]
+    assert told.receipt_out_days[stores].tolist() == (began[-sim.HISTORY_DAYS :] <= 0).sum(axis=0).tolist()
+    assert told.receipt_out_recent[stores].tolist() == (began[-sim.RECENT_DAYS :] <= 0).sum(axis=0).tolist()
+    by_default = sim.snapshot(base, lane, 3).inputs
+    stocked = by_default.stock > 0  # in stock all along, by the last-sale rule
+    assert (told.estimate_history.receipt_out_days[stocked] > 0).sum() > 0
