@@ -98,3 +98,33 @@ def test_another_stores_manager_gets_not_found(client, ctx):
     client.post("/logout")
     sign_in(client, make_user(papel="planejador"))
     assert "Confirmar recebimento" in text(client.get(f"/lojas/{net['paulista'].id}/recebimentos"))
+
+
+def test_a_transfer_on_its_way_shows_when_it_should_arrive(client, ctx):
+    """Three earlier transfers from the CD reached Loja Paulista 4 days after they left: the one
+    on its way since 9 days ago should have arrived 5 days ago, and the page says when; the one
+    not sent yet has no date."""
+    from datetime import UTC, datetime
+
+    from flask_babel import format_date
+
+    net = network()
+    earlier, produto = make_lote(today() - timedelta(days=40)), make_produto()
+    for _ in range(3):
+        make_rec(
+            earlier,
+            produto,
+            net["cd"],
+            net["paulista"],
+            status="executada",
+            executada_data=today() - timedelta(days=30),
+            recebida_em=datetime.now(UTC),
+            recebida_data=today() - timedelta(days=26),
+            quantidade_recebida=5,
+        )
+    sign_in(client, make_user(papel="gerente_loja", loja=net["paulista"]))
+    body = text(client.get(f"/lojas/{net['paulista'].id}/recebimentos"))
+    incoming = body.split('id="incoming-title"')[1].split('id="outgoing-title"')[0]
+    expected = format_date(today() - timedelta(days=5), "short")
+    assert incoming.count("chegada prevista em") == 1
+    assert f"chegada prevista em {expected}" in incoming

@@ -259,6 +259,17 @@ class ItemTransito(StockSchema):
     )
     idade_dias = fields.Integer(data_key="idadeDias", required=True, metadata=_d("Days since `desde`"))
     atrasada = fields.Boolean(required=True, metadata=_d("`idadeDias` above `diasAlerta`"))
+    previsao_chegada = fields.Date(
+        data_key="previsaoChegada",
+        required=True,
+        allow_none=True,
+        metadata=_d(
+            "Expected arrival of an executed transfer: its execution day plus its route's lead time, the "
+            "median days from execution to receipt (rounded up) of the route's transfers received in the "
+            "last 182 days where it has 3 of them, else of all the store's routes; null while only "
+            "approved, or when the store's routes have fewer than 3 receipts"
+        ),
+    )
 
 
 class TransitoLoja(StockSchema):

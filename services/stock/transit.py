@@ -23,6 +23,8 @@ twice: the cautious side (it is never overdrawn).
 
 from __future__ import annotations
 
+import math
+import statistics
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,6 +47,10 @@ from services.stock.access import ensure_stock_access
 from services.stock.recommendations import visible_condition
 
 RECEIVERS = ("admin", "planejador", "gerente_loja")
+# A route's lead time: the median days from execution to receipt of its transfers received in
+# the last LEAD_HISTORY_DAYS, where it has LEAD_MIN_RECEIPTS of them (else the store's routes').
+LEAD_HISTORY_DAYS = 182
+LEAD_MIN_RECEIPTS = 3
 IMPORT_RECEIVER = "Importação de estoque"  # who the decision log names for a receipt by import
 
 
@@ -241,6 +247,9 @@ class ItemTransito:
     desde: date  # the day it was executed (approved, while only approved)
     idade_dias: int
     atrasada: bool  # older than TRANSIT_ALERT_DAYS
+    # executed: ``desde`` plus its route's lead time (``lead_times``); None: not sent yet, or no
+    # route of the store has enough receipts to tell
+    previsao_chegada: date | None
 
 
 @dataclass(frozen=True)
@@ -307,10 +316,12 @@ def em_transito(loja_id: uuid.UUID, user: User) -> TransitoLoja:
         )
     ).all()
     ref, limit = today(), alert_days()
+    by_route, pooled = lead_times(loja_id)
     itens = []
     for rec, produto_nome, sku, origem_nome, destino_nome in rows:
         desde = rec.executada_data or _business_day(rec.ultima_acao_em, rec.data)
         idade = max((ref - desde).days, 0)
+        lead = by_route.get((rec.origem_id, rec.destino_id), pooled)
         itens.append(
             ItemTransito(
                 id=rec.id,
@@ -330,10 +341,41 @@ def em_transito(loja_id: uuid.UUID, user: User) -> TransitoLoja:
                 desde=desde,
                 idade_dias=idade,
                 atrasada=idade > limit,
+                previsao_chegada=None
+                if rec.executada_data is None or lead is None
+                else rec.executada_data + timedelta(days=lead),
             )
         )
     itens.sort(key=lambda i: (i.sentido != "entrada", i.desde, i.produto_nome, i.tamanho, str(i.id)))
     return TransitoLoja(loja=loja, dias_alerta=limit, itens=itens)
+
+
+def lead_times(loja_id: uuid.UUID) -> tuple[dict[tuple[uuid.UUID, uuid.UUID], int], int | None]:
+    """Days from execution to receipt on the routes into and out of the store: each route's
+    median (rounded up) over its transfers received in the last ``LEAD_HISTORY_DAYS``, where it
+    has ``LEAD_MIN_RECEIPTS``; and the same over all of the store's routes, for the others
+    (None: fewer receipts than that)."""
+    rows = db.session.execute(
+        select(
+            Recomendacao.origem_id,
+            Recomendacao.destino_id,
+            Recomendacao.executada_data,
+            Recomendacao.recebida_data,
+        ).where(
+            (Recomendacao.destino_id == loja_id) | (Recomendacao.origem_id == loja_id),
+            Recomendacao.recebida_data >= today() - timedelta(days=LEAD_HISTORY_DAYS),
+            Recomendacao.executada_data.is_not(None),
+        )
+    ).all()
+    days: dict[tuple[uuid.UUID, uuid.UUID], list[int]] = {}
+    for origem, destino, executada, recebida in rows:
+        days.setdefault((origem, destino), []).append(max((recebida - executada).days, 0))
+
+    def median(values: list[int]) -> int | None:
+        return math.ceil(statistics.median(values)) if len(values) >= LEAD_MIN_RECEIPTS else None
+
+    by_route = {route: lead for route, values in days.items() if (lead := median(values)) is not None}
+    return by_route, median([d for values in days.values() for d in values])
 
 
 @dataclass(frozen=True)

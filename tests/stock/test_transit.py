@@ -206,6 +206,47 @@ def test_alert_days_come_from_the_configuration(client, app, net, planner, monke
     assert body["diasAlerta"] == 2 and body["itens"][0]["atrasada"] is True
 
 
+def test_an_executed_transfer_carries_its_expected_arrival_from_its_routes_receipts(client, net, planner):
+    """The CD's last three transfers to Loja Paulista arrived 2, 3 and 5 days after they left:
+    one it sent yesterday is expected in 3 days. Loja Moema's route has one receipt (10 days),
+    too few: its transfer is expected after the median of all the store's routes (4 days, 3.5
+    rounded up). One only approved has left nowhere yet; a store whose routes never received
+    three transfers has no expected arrival to give."""
+    lote, produto, ref = net["lote"], net["produto"], today()
+    for lead, origem in ((2, "cd"), (3, "cd"), (5, "cd"), (10, "b")):
+        make_rec(
+            lote,
+            produto,
+            net[origem],
+            net["a"],
+            status="executada",
+            executada_data=ref - timedelta(days=30),
+            recebida_em=datetime.now(UTC),
+            recebida_data=ref - timedelta(days=30 - lead),
+            quantidade_recebida=5,
+        )
+    from_cd = make_rec(
+        lote, produto, net["cd"], net["a"], status="executada", executada_data=ref - timedelta(days=1)
+    )
+    from_b = make_rec(
+        lote, produto, net["b"], net["a"], status="executada", executada_data=ref - timedelta(days=2)
+    )
+    approved = make_rec(lote, produto, net["cd"], net["a"], tamanho="40", status="aprovada")
+    make_rec(lote, produto, net["cd"], net["c"], status="executada", executada_data=ref)
+    itens = {
+        i["id"]: i["previsaoChegada"] for i in em_transito(client, net["a"], planner).get_json()["itens"]
+    }
+    assert itens == {
+        str(from_cd.id): (ref + timedelta(days=2)).isoformat(),
+        str(from_b.id): (ref + timedelta(days=2)).isoformat(),
+        str(approved.id): None,
+    }
+    assert [i["previsaoChegada"] for i in em_transito(client, net["c"], planner).get_json()["itens"]] == [
+        None
+    ]
+    assert far.id
+
+
 def test_store_list_visibility(client, net):
     make_rec(net["lote"], net["produto"], net["cd"], net["a"], status="executada")
     own = auth_headers(client, make_user(papel="gerente_loja", loja=net["a"]))
