@@ -124,15 +124,16 @@ def sent_units(
     since = start if since is None else min(since, start)
     taken: dict[Cell, dict[date, int]] = {}
     day_before = on - timedelta(days=1)
+    columns = (
+        Recomendacao.origem_id,
+        Recomendacao.produto_id,
+        Recomendacao.tamanho,
+        Recomendacao.status,
+        Recomendacao.executada_data,
+    )
     for origem, produto, tamanho, status, day, units in db.session.execute(
-        select(
-            Recomendacao.origem_id,
-            Recomendacao.produto_id,
-            Recomendacao.tamanho,
-            Recomendacao.status,
-            Recomendacao.executada_data,
-            Recomendacao.quantidade,
-        ).where(
+        select(*columns, func.sum(Recomendacao.quantidade))
+        .where(
             Recomendacao.vetado == false(),
             or_(
                 and_(
@@ -143,6 +144,7 @@ def sent_units(
                 and_(Recomendacao.status == "aprovada", Recomendacao.recebida_em.is_(None)),
             ),
         )
+        .group_by(*columns)
     ):
         if origem not in node_index or (produto, tamanho) not in item_index:
             continue
