@@ -69,6 +69,7 @@ from services.stock.engine_cells import cell_values, observed_product_sales, ori
 from services.stock.engine_contract import (
     ESTIMATE_HISTORY_DAYS,
     MIN_GAIN_PER_UNIT,
+    NO_SEND,
     EngineInput,
     EngineOutput,
     EngineRules,
@@ -384,7 +385,16 @@ def second_week(world: World, out: EngineOutput) -> World:
     np.add.at(transit, (out.dest, out.item), out.quantity.astype(np.int64))
     shipped = np.zeros(truth.stock.shape, dtype=np.int64)
     np.add.at(shipped, (out.origin, out.item), out.quantity.astype(np.int64))
-    return World(_snapshot(truth, world.inputs, transit), world.rules, truth, 2, transit, shipped)
+    # what the transfers took, as the database has it: sent before the week's first day's sales
+    sent = shipped.astype(np.int32)
+    inputs = replace(
+        _snapshot(truth, world.inputs, transit),
+        sent=sent,
+        last_sent_age=np.where(sent > 0, 6, NO_SEND).astype(np.int16),
+    )
+    if inputs.estimate_history is not None:
+        inputs = replace(inputs, estimate_history=replace(inputs.estimate_history, sent=sent))
+    return World(inputs, world.rules, truth, 2, transit, shipped)
 
 
 def covered_cells(world: World) -> np.ndarray:

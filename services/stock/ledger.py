@@ -1,4 +1,4 @@
-"""Stock-out days read from the receipt ledger.
+"""Stock-out days and units read from the transfer ledger: receipts and transfers out.
 
 Only today's stock is stored (``Estoque`` is the latest snapshot), so the demand estimate
 takes a cell with stock as having had stock all window (docs/engine.md, censored demand).
@@ -12,6 +12,11 @@ next batch would send its goods away again.
 Only the days before a cell's last receipt are read here: after it, the last-sale rule already
 counts a cell that is out now. A day with sales is a day on the shelf whatever the walk says
 (a stock import between two receipts can make the ledger disagree with itself).
+
+Transfers out are read too (``sent_units``): the units they took were given to the origin by
+the allocation, and a cell that sent its last units away had them on the shelf until then, not
+since its last sale. Read from the last sale alone, a store that sat on a product for weeks and
+then sent it away looks like a fast seller that sold out, and the next batch sends it back.
 """
 
 from __future__ import annotations
