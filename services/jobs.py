@@ -120,6 +120,10 @@ def job_kind(
 # Asking for work
 
 
+# Inserts of a keyed job tried when each finds the key taken, then let go, by another request.
+_KEY_ATTEMPTS = 3
+
+
 def enqueue(
     kind: str,
     params: dict[str, Any] | None = None,
@@ -146,26 +150,31 @@ def enqueue(
             _fail(holder, "O processo que executava a tarefa parou; uma nova tentativa foi iniciada")
             db.session.flush()
     _prune()
-    job = Job(
-        kind=kind,
-        state="queued",
-        progress=0,
-        message="na fila",
-        params=params or {},
-        lock_key=lock_key,
-        requested_by_id=actor.id if actor is not None else None,
-        attempts=0,
-    )
-    try:
-        with db.session.begin_nested():
-            db.session.add(job)
-            db.session.flush()
-    except IntegrityError:
-        # Another request took the key between our look and our insert: its job answers.
-        holder = db.session.scalar(select(Job).where(Job.lock_key == lock_key))
-        if holder is None:
-            raise
-        return holder, False
+    for attempt in range(_KEY_ATTEMPTS):
+        job = Job(
+            kind=kind,
+            state="queued",
+            progress=0,
+            message="na fila",
+            params=params or {},
+            lock_key=lock_key,
+            requested_by_id=actor.id if actor is not None else None,
+            attempts=0,
+        )
+        try:
+            with db.session.begin_nested():
+                db.session.add(job)
+                db.session.flush()
+            break
+        except IntegrityError:
+            if lock_key is None or attempt == _KEY_ATTEMPTS - 1:
+                raise
+            # Another request took the key between our look and our insert: its job answers,
+            # unless it let the key go meanwhile (a run frees its key as it starts, so that a
+            # write after that queues another run): then the key is ours to take again.
+            holder = db.session.scalar(select(Job).where(Job.lock_key == lock_key))
+            if holder is not None:
+                return holder, False
     if dispatch:
         _refuse_if_queue_down()
         # Remembered with the SAVEPOINT it was queued in (if any): rolling that back forgets it.

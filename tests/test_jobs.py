@@ -422,3 +422,60 @@ def test_the_catalogue_of_kinds_imports_every_module_that_registers_one():
         "resumo_semanal",
         "webhooks",
     ]
+
+
+@pytest.mark.committing
+def test_a_key_taken_and_let_go_between_a_conflict_and_the_look_is_taken_again(app, monkeypatch):
+    """Two writes in one organization ask for a search run at once. The other request's job takes
+    the key between this one's look and its insert, and its run frees the key as it starts
+    before this one looks again: the key is free, and this request queues the next run (it used
+    to answer 500). SQLite lets one writer in at a time, so the interleaving cannot occur there."""
+    from sqlalchemy import create_engine, event, insert, update
+
+    from services import jobs
+    from services.tracker import search_index
+
+    key = f"busca:{uuid.uuid4()}"
+    other = create_engine(app.config["SQLALCHEMY_DATABASE_URI"])
+    prune = jobs._prune
+
+    def prune_while_another_request_takes_the_key() -> None:
+        with other.begin() as conn:
+            conn.execute(
+                insert(Job.__table__).values(
+                    id=uuid.uuid4(),
+                    kind=search_index.KIND,
+                    state="queued",
+                    progress=0,
+                    message="na fila",
+                    params={},
+                    lock_key=key,
+                    attempts=0,
+                    created_at=utcnow(),
+                )
+            )
+        prune()
+
+    def its_run_lets_the_key_go(context) -> None:
+        if "uq_jobs_lock_key" in str(context.original_exception):
+            with other.begin() as conn:
+                conn.execute(update(Job.__table__).where(Job.lock_key == key).values(lock_key=None))
+
+    monkeypatch.setattr(jobs, "_prune", prune_while_another_request_takes_the_key)
+    try:
+        with app.app_context():
+            if db.engine.dialect.name != "postgresql":
+                pytest.skip("SQLite serializes writers: two enqueues cannot interleave")
+            event.listen(db.engine, "handle_error", its_run_lets_the_key_go)
+            try:
+                job, created = jobs.enqueue(search_index.KIND, {}, actor=None, lock_key=key, dispatch=False)
+                db.session.commit()
+            finally:
+                event.remove(db.engine, "handle_error", its_run_lets_the_key_go)
+            assert created and db.session.get(Job, job.id).lock_key == key
+            assert (
+                db.session.scalar(select(func.count()).select_from(Job).where(Job.kind == search_index.KIND))
+                == 2
+            )
+    finally:
+        other.dispose()
