@@ -75,7 +75,15 @@ class Venda(db.Model):
     __tablename__ = "vendas"
     __table_args__ = (
         CheckConstraint("qtd >= 0", name="qtd_non_negative"),
-        Index("ix_vendas_produto_loja_data", "produto_id", "loja_id", "data"),
+        # The engine's per-cell sums stream from this index alone (migration 0041).
+        Index(
+            "ix_vendas_celula_data",
+            "produto_id",
+            "loja_id",
+            "tamanho",
+            "data",
+            postgresql_include=["qtd"],
+        ),
         # SQLite: rows stored in the primary key itself, not in a rowid table beside it.
         {"sqlite_with_rowid": False},
     )

@@ -373,21 +373,28 @@ def _read_cells_postgres(node_ids, product_ids, item_product, item_size, dates):
         first_age = np.zeros((n, k), dtype=np.int16)
         # Dates are formatted by us from `date` objects, never from user input. A quarter is
         # millions of rows: as few aggregates as will do (the window's last sale is the
-        # history's when it falls in the window).
+        # history's when it falls in the window), grouped in the order of the index that
+        # carries them (``ix_vendas_celula_data``: streamed, not hashed), then mapped to
+        # indexes. The planner underestimates that join and would probe the nodes' key once
+        # per cell: hash joins, for this statement only.
+        cur.execute("SET LOCAL enable_nestloop = off")
         buf = _copy_out(
             cur,
-            "COPY (SELECT n.i, it.k, "
-            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{start.isoformat()}'), 0)::int4, "
-            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{recent.isoformat()}'), 0)::int4, "
-            "SUM(v.qtd)::int4, "
-            f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0), {days})::int4, "
-            f"COALESCE(DATE '{on.isoformat()}' - MIN(v.data) FILTER (WHERE v.qtd > 0), 0)::int4 "
+            "COPY (SELECT n.i, it.k, s.w, s.r, s.h, s.a, s.f FROM ("
+            "SELECT v.produto_id, v.loja_id, v.tamanho, "
+            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{start.isoformat()}'), 0)::int4 w, "
+            f"COALESCE(SUM(v.qtd) FILTER (WHERE v.data >= DATE '{recent.isoformat()}'), 0)::int4 r, "
+            "SUM(v.qtd)::int4 h, "
+            f"COALESCE(DATE '{on.isoformat()}' - 1 - MAX(v.data) FILTER (WHERE v.qtd > 0), {days})::int4 a, "
+            f"COALESCE(DATE '{on.isoformat()}' - MIN(v.data) FILTER (WHERE v.qtd > 0), 0)::int4 f "
             "FROM vendas v "
-            "JOIN _giro_nodes n ON n.id = v.loja_id "
-            "JOIN _giro_items it ON it.produto_id = v.produto_id AND it.tamanho = v.tamanho "
             f"WHERE v.data >= DATE '{since.isoformat()}' AND v.data < DATE '{on.isoformat()}' "
-            "GROUP BY n.i, it.k) TO STDOUT (FORMAT binary)",
+            "GROUP BY v.produto_id, v.loja_id, v.tamanho) s "
+            "JOIN _giro_nodes n ON n.id = s.loja_id "
+            "JOIN _giro_items it ON it.produto_id = s.produto_id AND it.tamanho = s.tamanho"
+            ") TO STDOUT (FORMAT binary)",
         )
+        cur.execute("RESET enable_nestloop")
         cells = _binary_ints(buf, 7)
         at = (cells[:, 0], cells[:, 1])
         sales[at], sales_recent[at], history[at] = cells[:, 2], cells[:, 3], cells[:, 4]
