@@ -222,7 +222,9 @@ def em_transito(loja_id):
     """Transferências em trânsito que chegam à loja ou saem dela, com a idade em dias.
 
     Primeiro as que chegam, depois as que saem, cada grupo da mais antiga para a mais nova.
-    `atrasada` quando a idade passa de `diasAlerta` (configuração `TRANSIT_ALERT_DAYS`).
+    `atrasada` quando a idade passa do `diasAlerta` da transferência: o prazo que 9 em 10 dos
+    recebimentos da rota cumpriram (182 dias, 3 recebimentos ao menos), ou, sem esse histórico ou
+    só aprovada, o `diasAlerta` da lista (configuração `TRANSIT_ALERT_DAYS`).
     """
     return transit.em_transito(loja_id, current_user)
 

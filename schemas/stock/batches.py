@@ -258,7 +258,16 @@ class ItemTransito(StockSchema):
         required=True, metadata=_d("Business day it was executed (approved, while only approved)")
     )
     idade_dias = fields.Integer(data_key="idadeDias", required=True, metadata=_d("Days since `desde`"))
-    atrasada = fields.Boolean(required=True, metadata=_d("`idadeDias` above `diasAlerta`"))
+    dias_alerta = fields.Integer(
+        data_key="diasAlerta",
+        required=True,
+        metadata=_d(
+            "Days after `desde` past which it is late: once executed, the 90th percentile (rounded up) of "
+            "its route's days from execution to receipt over its receipts of the last 182 days, where it "
+            "has 3; otherwise, and while only approved, the list's `diasAlerta` (TRANSIT_ALERT_DAYS)"
+        ),
+    )
+    atrasada = fields.Boolean(required=True, metadata=_d("`idadeDias` above this transfer's `diasAlerta`"))
     previsao_chegada = fields.Date(
         data_key="previsaoChegada",
         required=True,
@@ -275,7 +284,11 @@ class ItemTransito(StockSchema):
 class TransitoLoja(StockSchema):
     loja_id = fields.UUID(data_key="lojaId", required=True)
     dias_alerta = fields.Integer(
-        data_key="diasAlerta", required=True, metadata=_d("TRANSIT_ALERT_DAYS: older than this is `atrasada`")
+        data_key="diasAlerta",
+        required=True,
+        metadata=_d(
+            "TRANSIT_ALERT_DAYS: the alert of a transfer whose route has fewer than 3 receipts, or only approved"
+        ),
     )
     itens = fields.List(fields.Nested(ItemTransito), required=True)
 

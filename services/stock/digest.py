@@ -57,7 +57,6 @@ def _figures(user: User, this_week: Lote | None, last_week: Lote | None) -> dict
         figures.update(recomendacoes=t.total_itens, unidades=t.total_unidades, alta=t.alta_prioridade)
         figures["link"] = f"/lotes/{this_week.id}"
     limit = transit.alert_days()
-    figures["dias_alerta"] = limit
     if user.papel == "gerente_loja":
         itens = transit.em_transito(user.loja_id, user).itens
         figures.update(em_transito=len(itens), atrasadas=sum(1 for i in itens if i.atrasada))

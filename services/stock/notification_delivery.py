@@ -212,13 +212,14 @@ def _deliver(
 
 
 def late_transits(limit_days: int, now: datetime | None = None) -> int:
-    """Transfers in transit past the limit, each told once to the planner who approved it and
-    the destination's manager. Returns how many transfers are late."""
+    """Transfers in transit past their alert days (their route's, else ``limit_days``), each told
+    once to the planner who approved it and the destination's manager. Returns how many are late."""
     late = transit.late_transfers(limit_days, now or utcnow())
     if not late:
         return 0
     transfers = {t["id"]: t for t in notifications.transfers([row.id for row in late])}
     approvers = {row.id: row.aprovada_por_id for row in late}
+    alert_days = {str(row.id): row.dias_alerta for row in late}
     stores = notifications.managers_of(uuid.UUID(t["destino_id"]) for t in transfers.values())
     by_id = {
         person[0]: person
@@ -226,7 +227,7 @@ def late_transits(limit_days: int, now: datetime | None = None) -> int:
     }
     entries = []
     for rid, t in transfers.items():
-        payload = {**t, "loja_id": t["destino_id"], "dias": limit_days}
+        payload = {**t, "loja_id": t["destino_id"], "dias": alert_days[rid]}
         people = list(stores.get(uuid.UUID(t["destino_id"]), []))
         approver = by_id.get(approvers.get(uuid.UUID(rid)))
         if approver is not None and approver not in people:

@@ -71,7 +71,9 @@ def sections(rows) -> list[tuple[str, str, list[str], str]]:
         units = sum(p["quantidade"] for p in items)
         heading = f"{TITLES[kind]}: {_transfers(len(items))}, {_units(units)}"
         if kind == "atrasada":
-            heading += f" (mais de {items[0]['dias']} dias)"
+            # each route has its own alert (docs/batches.md): one figure only where they agree
+            days = {p["dias"] for p in items}
+            heading += f" (mais de {days.pop()} dias)" if len(days) == 1 else " (além do prazo de cada rota)"
         lines = [_line(p) for p in items[:SHOWN]]
         if len(items) > SHOWN:
             lines.append(f"e mais {len(items) - SHOWN}")
@@ -142,7 +144,7 @@ def summary_message(user: User, p: dict, unsubscribe: str) -> tuple[str, str, st
         ("Unidades no lote desta semana", p.get("unidades")),
         ("De prioridade alta", p.get("alta")),
         ("Em trânsito", p.get("em_transito")),
-        (f"Em trânsito há mais de {p.get('dias_alerta')} dias", p.get("atrasadas")),
+        ("Atrasadas em trânsito", p.get("atrasadas")),
     ]
     text = [f"Olá, {user.name}.", "", f"Resumo da semana {p['semana']} ({scope}):", ""]
     text += [f"- {label}: {_shown(value)}" for label, value in rows]

@@ -15,7 +15,7 @@ It stops being in transit when received:
   executed transfers of a cell, oldest execution first, while the cell's quantity in the
   file exceeds the quantity stored before the import by at least each one's quantity
   (received in full). A rise that sales hid closes nothing: the transfer stays in the
-  store's in-transit list, flagged after ``TRANSIT_ALERT_DAYS``, until someone confirms it.
+  store's in-transit list, flagged once late (``route_alert_days``), until someone confirms it.
 
 Until received, an origin whose own stock load already lacks the shipped goods counts them
 twice: the cautious side (it is never overdrawn).
@@ -32,7 +32,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from flask import current_app
-from sqlalchemy import false, func, select
+from sqlalchemy import ColumnElement, false, func, select
 from sqlalchemy.orm import aliased
 
 from extensions import db
@@ -51,6 +51,12 @@ RECEIVERS = ("admin", "planejador", "gerente_loja")
 # the last LEAD_HISTORY_DAYS, where it has LEAD_MIN_RECEIPTS of them (else the store's routes').
 LEAD_HISTORY_DAYS = 182
 LEAD_MIN_RECEIPTS = 3
+# An executed transfer is late once older than 9 in 10 of its route's receipts took (the same
+# receipts; ``route_alert_days``): a 2-day route flags on day 3, a 10-day one not before day 11.
+# A route with fewer receipts, and a transfer only approved, keep ``TRANSIT_ALERT_DAYS``.
+
+Route = tuple[uuid.UUID, uuid.UUID]  # (origin, destination)
+
 IMPORT_RECEIVER = "Importação de estoque"  # who the decision log names for a receipt by import
 
 
@@ -246,7 +252,8 @@ class ItemTransito:
     quantidade: int
     desde: date  # the day it was executed (approved, while only approved)
     idade_dias: int
-    atrasada: bool  # older than TRANSIT_ALERT_DAYS
+    dias_alerta: int  # older than this is late: its route's (``route_alert_days``), else the default
+    atrasada: bool
     # executed: ``desde`` plus its route's lead time (``lead_times``); None: not sent yet, or no
     # route of the store has enough receipts to tell
     previsao_chegada: date | None
@@ -316,12 +323,16 @@ def em_transito(loja_id: uuid.UUID, user: User) -> TransitoLoja:
         )
     ).all()
     ref, limit = today(), alert_days()
-    by_route, pooled = lead_times(loja_id)
+    receipts = _receipt_days((Recomendacao.destino_id == loja_id) | (Recomendacao.origem_id == loja_id))
+    by_route, pooled = lead_times(receipts)
+    alerts = route_alert_days(receipts)
     itens = []
     for rec, produto_nome, sku, origem_nome, destino_nome in rows:
         desde = rec.executada_data or _business_day(rec.ultima_acao_em, rec.data)
         idade = max((ref - desde).days, 0)
-        lead = by_route.get((rec.origem_id, rec.destino_id), pooled)
+        route = (rec.origem_id, rec.destino_id)
+        lead = by_route.get(route, pooled)
+        alerta = limit if rec.executada_data is None else alerts.get(route, limit)
         itens.append(
             ItemTransito(
                 id=rec.id,
@@ -340,7 +351,8 @@ def em_transito(loja_id: uuid.UUID, user: User) -> TransitoLoja:
                 quantidade=rec.quantidade,
                 desde=desde,
                 idade_dias=idade,
-                atrasada=idade > limit,
+                dias_alerta=alerta,
+                atrasada=idade > alerta,
                 previsao_chegada=None
                 if rec.executada_data is None or lead is None
                 else rec.executada_data + timedelta(days=lead),
@@ -350,43 +362,58 @@ def em_transito(loja_id: uuid.UUID, user: User) -> TransitoLoja:
     return TransitoLoja(loja=loja, dias_alerta=limit, itens=itens)
 
 
-def lead_times(loja_id: uuid.UUID) -> tuple[dict[tuple[uuid.UUID, uuid.UUID], int], int | None]:
-    """Days from execution to receipt on the routes into and out of the store: each route's
-    median (rounded up) over its transfers received in the last ``LEAD_HISTORY_DAYS``, where it
-    has ``LEAD_MIN_RECEIPTS``; and the same over all of the store's routes, for the others
-    (None: fewer receipts than that)."""
-    rows = db.session.execute(
-        select(
-            Recomendacao.origem_id,
-            Recomendacao.destino_id,
-            Recomendacao.executada_data,
-            Recomendacao.recebida_data,
-        ).where(
-            (Recomendacao.destino_id == loja_id) | (Recomendacao.origem_id == loja_id),
-            Recomendacao.recebida_data >= today() - timedelta(days=LEAD_HISTORY_DAYS),
-            Recomendacao.executada_data.is_not(None),
-        )
-    ).all()
-    days: dict[tuple[uuid.UUID, uuid.UUID], list[int]] = {}
-    for origem, destino, executada, recebida in rows:
+def _receipt_days(where: ColumnElement[bool] | None = None) -> dict[Route, list[int]]:
+    """Days from execution to receipt of each route's transfers received in the last
+    ``LEAD_HISTORY_DAYS`` (of the routes ``where`` selects; all without it)."""
+    query = select(
+        Recomendacao.origem_id,
+        Recomendacao.destino_id,
+        Recomendacao.executada_data,
+        Recomendacao.recebida_data,
+    ).where(
+        Recomendacao.recebida_data >= today() - timedelta(days=LEAD_HISTORY_DAYS),
+        Recomendacao.executada_data.is_not(None),
+    )
+    days: dict[Route, list[int]] = {}
+    for origem, destino, executada, recebida in db.session.execute(
+        query if where is None else query.where(where)
+    ):
         days.setdefault((origem, destino), []).append(max((recebida - executada).days, 0))
+    return days
+
+
+def lead_times(receipts: dict[Route, list[int]]) -> tuple[dict[Route, int], int | None]:
+    """Each route's lead time, the median of its receipts' days (rounded up) where it has
+    ``LEAD_MIN_RECEIPTS``; and the same over all the routes given, for the others (None: fewer
+    receipts than that)."""
 
     def median(values: list[int]) -> int | None:
         return math.ceil(statistics.median(values)) if len(values) >= LEAD_MIN_RECEIPTS else None
 
-    by_route = {route: lead for route, values in days.items() if (lead := median(values)) is not None}
-    return by_route, median([d for values in days.values() for d in values])
+    by_route = {route: lead for route, values in receipts.items() if (lead := median(values)) is not None}
+    return by_route, median([d for values in receipts.values() for d in values])
+
+
+def route_alert_days(receipts: dict[Route, list[int]]) -> dict[Route, int]:
+    """Days after its execution past which a route's transfer is late: the 90th percentile of
+    its receipts' days (rounded up), where it has ``LEAD_MIN_RECEIPTS``."""
+    return {
+        route: math.ceil(round(statistics.quantiles(values, n=10, method="inclusive")[-1], 6))
+        for route, values in receipts.items()
+        if len(values) >= LEAD_MIN_RECEIPTS
+    }
 
 
 @dataclass(frozen=True)
 class Atrasada:
     id: uuid.UUID
     aprovada_por_id: uuid.UUID | None
+    dias_alerta: int  # the days past which it is late (its route's, else the default)
 
 
 def late_transfers(limit_days: int, now: datetime) -> list[Atrasada]:
-    """Transfers in transit for more than ``limit_days`` business days (the store's list flags
-    the same ones), with who approved each."""
+    """Transfers in transit for more than their route's alert days once executed, else
+    ``limit_days`` business days (the store's list flags the same ones), with who approved each."""
     approver = (
         select(AcaoRecomendacao.usuario_id)
         .where(AcaoRecomendacao.recomendacao_id == Recomendacao.id, AcaoRecomendacao.acao == "aprovar")
@@ -394,21 +421,26 @@ def late_transfers(limit_days: int, now: datetime) -> list[Atrasada]:
         .limit(1)
         .scalar_subquery()
     )
+    alerts = route_alert_days(_receipt_days())
+    soonest = min([limit_days, *alerts.values()])
     rows = db.session.execute(
         select(
             Recomendacao.id,
+            Recomendacao.origem_id,
+            Recomendacao.destino_id,
             Recomendacao.executada_data,
             Recomendacao.ultima_acao_em,
             Recomendacao.data,
             approver,
-        ).where(in_transit_condition(), Recomendacao.ultima_acao_em < now - timedelta(days=limit_days))
+        ).where(in_transit_condition(), Recomendacao.ultima_acao_em < now - timedelta(days=soonest))
     )
     ref = today()
     late = []
-    for rid, executada_data, ultima_acao_em, data, aprovada_por in rows:
+    for rid, origem, destino, executada_data, ultima_acao_em, data, aprovada_por in rows:
         desde = executada_data or _business_day(ultima_acao_em, data)
-        if (ref - desde).days > limit_days:
-            late.append(Atrasada(rid, aprovada_por))
+        alerta = limit_days if executada_data is None else alerts.get((origem, destino), limit_days)
+        if (ref - desde).days > alerta:
+            late.append(Atrasada(rid, aprovada_por, alerta))
     return late
 
 

@@ -3,6 +3,7 @@ the stock import that closes a transfer, and the national campaign."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -244,6 +245,56 @@ def test_an_executed_transfer_carries_its_expected_arrival_from_its_routes_recei
     assert [i["previsaoChegada"] for i in em_transito(client, net["c"], planner).get_json()["itens"]] == [
         None
     ]
+
+
+def test_an_executed_transfer_is_late_once_older_than_its_route_usually_takes(client, runner, net, planner):
+    """The CD's transfers to Loja Paulista arrived 2, 2 and 3 days after they left: those sent 4
+    and 6 days ago are late, though the default alert is 7 days; one sent 3 days ago is not (9 in 10
+    took at most 3). Loja Moema's took 9, 10 and 10 days: one sent 8 days ago is on its way, not
+    late. Loja Curitiba's route has two receipts, too few: its transfer keeps the 7 days. The
+    delivery run finds the same two late transfers."""
+    lote, produto, ref = net["lote"], net["produto"], today()
+    for lead, origem in ((2, "cd"), (2, "cd"), (3, "cd"), (9, "b"), (10, "b"), (10, "b"), (1, "c"), (1, "c")):
+        make_rec(
+            lote,
+            produto,
+            net[origem],
+            net["a"],
+            status="executada",
+            executada_data=ref - timedelta(days=40),
+            recebida_em=datetime.now(UTC),
+            recebida_data=ref - timedelta(days=40 - lead),
+            quantidade_recebida=5,
+        )
+
+    def sent(origem: str, days: int, tamanho: str):
+        rec = make_rec(
+            lote,
+            produto,
+            net[origem],
+            net["a"],
+            tamanho=tamanho,
+            status="executada",
+            executada_data=ref - timedelta(days=days),
+        )
+        rec.ultima_acao_em = datetime.now(UTC) - timedelta(days=days)
+        return rec
+
+    late, later = sent("cd", 4, "39"), sent("cd", 6, "38")
+    on_time, slow, thin = sent("cd", 3, "40"), sent("b", 8, "39"), sent("c", 5, "39")
+    db.session.flush()
+    body = em_transito(client, net["a"], planner).get_json()
+    assert body["diasAlerta"] == 7
+    assert {i["id"]: (i["diasAlerta"], i["atrasada"]) for i in body["itens"]} == {
+        str(late.id): (3, True),
+        str(later.id): (3, True),
+        str(on_time.id): (3, False),
+        str(slow.id): (10, False),
+        str(thin.id): (7, False),
+    }
+    result = runner.invoke(args=["batches", "send-notifications"])
+    assert result.exit_code == 0, result.output
+    assert int(re.findall(r"\d+", result.output)[-1]) == 2  # (messages, sent, skipped, retried, failed, late)
 
 
 def test_store_list_visibility(client, net):
