@@ -11,7 +11,7 @@ from marshmallow import ValidationError
 
 from blueprints.pages.common import after_change, page_login_required, refused, render_page
 from blueprints.pages.messages import domain_message
-from schemas.stock.batches import ProblemaRequest, RecebimentoRequest
+from schemas.stock.transit import ProblemaRequest, RecebimentoRequest
 from services.errors import DomainError
 from services.stock import catalogue, operations, problems, transit
 

@@ -16,7 +16,7 @@ from blueprints.pages.common import after_change, page_login_required, refused, 
 from blueprints.pages.tracker_common import TrackerPagesBlueprint, issue_form_data, load_project
 from blueprints.pages.tracker_markdown import render_markdown
 from models.tracker import MANAGER_ROLES, RELATION_TYPES
-from schemas.stock.batches import RecebimentoRequest
+from schemas.stock.transit import RecebimentoRequest
 from schemas.tracker.issues import IssueWrite
 from schemas.tracker.tenancy import LabelCreate
 from services.errors import DomainError, NotFoundError

@@ -17,16 +17,11 @@ from schemas.stock.batches import (
     HistoricoQuery,
     LoteOut,
     NodoFluxo,
-    ProblemaList,
-    ProblemaOut,
-    ProblemaRequest,
-    RecebimentoRequest,
     RecomendacaoOut,
     RecomendacoesQuery,
     RecusaRequest,
     RegrasPayload,
     TotaisLote,
-    TransitoLoja,
     VetoRequest,
 )
 from schemas.stock.metrics import (
@@ -37,6 +32,7 @@ from schemas.stock.metrics import (
     ResultadoQuery,
     Validacao,
 )
+from schemas.stock.transit import ProblemaList, ProblemaOut, ProblemaRequest, RecebimentoRequest, TransitoLoja
 from services.stock import (
     batches,
     decisions,
