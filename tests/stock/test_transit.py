@@ -207,6 +207,22 @@ def test_alert_days_come_from_the_configuration(client, app, net, planner, monke
     assert body["diasAlerta"] == 2 and body["itens"][0]["atrasada"] is True
 
 
+def received_into_a(net, origem: str, lead: int):
+    """A transfer into Loja Paulista executed 30 days ago and received ``lead`` days later."""
+    ref = today()
+    return make_rec(
+        net["lote"],
+        net["produto"],
+        net[origem],
+        net["a"],
+        status="executada",
+        executada_data=ref - timedelta(days=30),
+        recebida_em=datetime.now(UTC),
+        recebida_data=ref - timedelta(days=30 - lead),
+        quantidade_recebida=5,
+    )
+
+
 def test_an_executed_transfer_carries_its_expected_arrival_from_its_routes_receipts(client, net, planner):
     """The CD's last three transfers to Loja Paulista arrived 2, 3 and 5 days after they left:
     one it sent yesterday is expected in 3 days. Loja Moema's route has one receipt (10 days),
@@ -215,17 +231,7 @@ def test_an_executed_transfer_carries_its_expected_arrival_from_its_routes_recei
     three transfers has no expected arrival to give."""
     lote, produto, ref = net["lote"], net["produto"], today()
     for lead, origem in ((2, "cd"), (3, "cd"), (5, "cd"), (10, "b")):
-        make_rec(
-            lote,
-            produto,
-            net[origem],
-            net["a"],
-            status="executada",
-            executada_data=ref - timedelta(days=30),
-            recebida_em=datetime.now(UTC),
-            recebida_data=ref - timedelta(days=30 - lead),
-            quantidade_recebida=5,
-        )
+        received_into_a(net, origem, lead)
     from_cd = make_rec(
         lote, produto, net["cd"], net["a"], status="executada", executada_data=ref - timedelta(days=1)
     )
@@ -255,17 +261,7 @@ def test_an_executed_transfer_is_late_once_older_than_its_route_usually_takes(cl
     delivery run finds the same two late transfers."""
     lote, produto, ref = net["lote"], net["produto"], today()
     for lead, origem in ((2, "cd"), (2, "cd"), (3, "cd"), (9, "b"), (10, "b"), (10, "b"), (1, "c"), (1, "c")):
-        make_rec(
-            lote,
-            produto,
-            net[origem],
-            net["a"],
-            status="executada",
-            executada_data=ref - timedelta(days=40),
-            recebida_em=datetime.now(UTC),
-            recebida_data=ref - timedelta(days=40 - lead),
-            quantidade_recebida=5,
-        )
+        received_into_a(net, origem, lead)
 
     def sent(origem: str, days: int, tamanho: str):
         rec = make_rec(
