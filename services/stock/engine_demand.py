@@ -20,6 +20,7 @@ rate known only up to that Gamma).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from scipy import sparse
@@ -282,15 +283,20 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     f = _less_while_runs_broken(f_shelf, key, a_mat, item_product, effect)
 
     # Network size curve of each product (exposure-weighted), shrunk toward the curve of
-    # the network's grids by distance from the middle size.
+    # the network's grids by distance from the middle size; then again with each day on the
+    # shelf weighted by what its store sells of the product (``_shelf_by_store_level``).
     sizes_per_product = np.bincount(item_product, minlength=a_mat.shape[1])
-    item_exp = f.sum(axis=0) / max(int(is_store.sum()), 1)
-    share = size_curve(
-        x.sum(axis=0), item_exp, item_product, np.asarray(inputs.item_size_pos), sizes_per_product
-    )
+    n_stores = max(int(is_store.sum()), 1)
+    curve_of = partial(
+        size_curve, x.sum(axis=0), item_product=item_product,
+        item_size_pos=np.asarray(inputs.item_size_pos), sizes_per_product=sizes_per_product,
+    )  # fmt: skip
+    share = curve_of(f.sum(axis=0) / n_stores)
 
     # Cells, shrunk toward the store x product total times the size share.
     t_np = by_product(a_mat, x)
+    levels = _store_product_rates(t_np, by_product(a_mat, f * share[None, :]))
+    share = curve_of(_shelf_by_store_level(f, levels, item_product) / n_stores)
     m = _store_product_rates(t_np, by_product(a_mat, f * share[None, :]))[:, item_product] * share[None, :]
     mf = m * f
     shape_cell = gamma_shape(x, mf)
@@ -426,6 +432,24 @@ def _less_while_runs_broken(
         return f
     out_share = _key_out_share(f, key, a_mat, item_product)
     return f * (1.0 - item_effects(effect, item_product.shape[0])[None, :] * out_share)
+
+
+def _shelf_by_store_level(f: np.ndarray, levels: np.ndarray, item_product: np.ndarray) -> np.ndarray:
+    """(K,) each size's days on the shelf over the network, each store's weighted by what it sells
+    of the product (``levels``, its store x product total), the product's total kept.
+
+    A size on the shelf only at the product's best store (the rest of the network out of it, a
+    transfer just in) sells there as that store sells, not as the product's best size: counted
+    as an average store's days, a few units over a few days made it most of the product's
+    demand at every store. Likewise days at a store that does not sell the product (stray
+    stock) say little of what a size sells."""
+    n_products = levels.shape[1]
+    weighted = (f * levels[:, item_product]).sum(axis=0)
+    plain = np.bincount(item_product, weights=f.sum(axis=0), minlength=n_products)
+    total = np.bincount(item_product, weights=weighted, minlength=n_products)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(total > 0, plain / total, 0.0)
+    return weighted * scale[item_product]
 
 
 def _store_product_rates(t_np: np.ndarray, f_np: np.ndarray) -> np.ndarray:

@@ -368,6 +368,33 @@ def test_a_size_no_store_had_on_the_shelf_is_valued_on_its_products_bell_not_the
     assert not np.any(recommend(net, replace(RULES, qtd_minima=1)).item == 4)
 
 
+def test_a_size_just_in_at_the_products_best_store_is_not_read_as_its_best_size():
+    """Size 0 was out everywhere until a transfer brought 8 units to store 1 five days ago; it
+    sold 5 there, as store 1 sells its other sizes (five times what the six other stores sell
+    of each). Read as five days at an average store, those units made size 0 most of the
+    product's demand: every other store's rate of it over twice its other sizes', and store
+    1's other sizes read as selling two thirds of what they sold."""
+    n, sizes = 8, 4
+    sales = np.zeros((n, sizes))
+    sales[1, 1:] = 20
+    sales[2:, 1:] = 4
+    sales[1, 0] = 5
+    stock = np.where(sales > 0, 6, 0)
+    stock[1, 0], stock[0, 0] = 3, 200
+    just_in = np.zeros((n, sizes), dtype=bool)
+    just_in[1, 0] = True
+    net = replace(
+        _one_product_network(stock, sales),
+        receipt_out_days=np.where(just_in, 25, 0).astype(np.int16),
+        received=np.where(just_in, 8, 0).astype(np.int32),
+    )
+    rate = estimate_demand(net).rate
+    # the stores that never had it: about what their other sizes sell (4 a month), not twice
+    assert np.all(rate[2:, 0] < 1.6 * rate[2:, 1]), rate[2:, :2] * DAYS
+    # store 1 sold it at its own pace, and its other sizes keep theirs (20 a month each)
+    assert 0.5 < rate[1, 0] < 1.5, rate[1] * DAYS
+    assert np.all(rate[1, 1:] * DAYS > 16), rate[1] * DAYS
+
 def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_gets_nothing():
     """24 stores were given 10 units of each of 4 sizes and sell them. Store 1 was given none of
     the last size and store 2 sold all of its: the CD's units of that size go to store 2, whose
