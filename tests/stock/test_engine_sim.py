@@ -395,6 +395,7 @@ def test_a_size_just_in_at_the_products_best_store_is_not_read_as_its_best_size(
     assert 0.5 < rate[1, 0] < 1.5, rate[1] * DAYS
     assert np.all(rate[1, 1:] * DAYS > 16), rate[1] * DAYS
 
+
 def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_gets_nothing():
     """24 stores were given 10 units of each of 4 sizes and sell them. Store 1 was given none of
     the last size and store 2 sold all of its: the CD's units of that size go to store 2, whose
