@@ -59,8 +59,8 @@ Assumptions, all of them:
 - **Outcome**: each transfer the engine's lane executes is measured as ``services.stock.outcome``
   measures it from the database (ASI over the 14 days from its arrival, the destination's own
   stock selling first, earlier lots of the batch into the cell ahead), and once its window is
-  over the destination store x category's ``learning.demand_factors`` reach the engine's rates
-  (``--no-outcome`` leaves them out); ``--history-days 30`` has the estimate read the window alone.
+  over it reaches the engine, which sets it against what its current rates expect
+  (``engine_demand.outcome_factors``; ``--no-outcome`` leaves it out); ``--history-days 30`` has the estimate read the window alone.
 - **Planning alone**: ``--true-rates`` hands the engine the true rates (with the campaign
   lift, the whole run) instead of its estimate: what is left of the gap is the planning's.
 - **The best estimate the data allow**: ``--informed-rates`` hands the engine
@@ -122,10 +122,9 @@ from benchmarks.simulate_engine import (
     routes_cost,
     same_output,
 )
-from services.stock import learning
 from services.stock import ledger as stock_ledger
 from services.stock.engine import recommend
-from services.stock.engine_contract import ESTIMATE_HISTORY_DAYS, NO_SEND
+from services.stock.engine_contract import ESTIMATE_HISTORY_DAYS, NO_SEND, Outcomes
 from services.stock.engine_demand import RECENT_DAYS
 
 WEEK_DAYS = 7
@@ -168,7 +167,7 @@ class Lane:
     cost: float = 0.0
     overdrawn: int = 0
     resent: int = 0
-    # the engine's executed transfers, for the outcome measure (``outcome_factor``)
+    # the engine's executed transfers, for the outcome measure (``outcomes``)
     transfers: list[Transfer] = field(default_factory=list)
     # for ``Options.informed``: day by day, the demand uncapped by the stock, the stock the day
     # began with and the demand's multiplier on the rate before the campaign (``Truth``)
@@ -182,7 +181,6 @@ class Transfer:
     dest: int
     item: int
     units: int
-    esi: float  # the engine's expected extra sales (``venda_extra_esperada``)
     batch_day: int  # the batch's date (a day index of the ledger)
     start: int  # the day it reached the shelf (``recebida_data``)
     dest_stock: int  # the destination's stock on hand at the batch (``estoque_destino``)
@@ -317,41 +315,36 @@ def record_transfers(lane: Lane, world: World, out, lead_days: int) -> None:
     """The engine's batch as executed transfers, in its order (several origins of one cell: the
     earlier in the batch counts as ahead)."""
     seen: dict[tuple[int, int], int] = {}
-    for o_dest, o_item, units, esi in zip(
-        out.dest.tolist(), out.item.tolist(), out.quantity.tolist(), out.expected_gain.tolist(), strict=True
+    for o_dest, o_item, units in zip(
+        out.dest.tolist(), out.item.tolist(), out.quantity.tolist(), strict=True
     ):
         ahead = seen.get((o_dest, o_item), 0)
         seen[(o_dest, o_item)] = ahead + units
         stock = int(world.inputs.stock[o_dest, o_item])
-        lane.transfers.append(
-            Transfer(o_dest, o_item, units, esi, lane.day, lane.day + lead_days, stock, ahead)
-        )
+        lane.transfers.append(Transfer(o_dest, o_item, units, lane.day, lane.day + lead_days, stock, ahead))
 
 
-def outcome_factors(lane: Lane, inputs, horizon_days: int) -> np.ndarray | None:
-    """(N, C) what the transfers each store received in each category sold in their first
-    ``horizon_days`` on the shelf against what the engine expected (ASI / ESI, shrunk and clipped
-    by ``services.stock.learning.demand_factors``), over the windows complete at the lane's day."""
-    n_categories = int(inputs.product_category.max()) + 1
-    esi = np.zeros((lane.stock.shape[0], n_categories))
-    asi = np.zeros_like(esi)
-    measured = np.zeros(esi.shape, dtype=bool)
+def outcomes(lane: Lane, horizon_days: int) -> Outcomes | None:
+    """The engine's executed transfers whose first ``horizon_days`` on the shelf are over at the
+    lane's day, as ``services.stock.outcome.measured_transfers`` reads them from the database:
+    the units of the cell that sell first (its own stock left at the arrival and the same
+    batch's earlier lots into it), the units moved and, of them, those sold (ASI)."""
+    rows = []
     for t in lane.transfers:
         end = t.start + horizon_days
         if end > lane.day:
             continue
         sold = np.stack(lane.ledger[t.batch_day : end])[:, t.dest, t.item]
-        own = max(t.dest_stock - int(sold[: t.start - t.batch_day].sum()), 0)
+        before = max(t.dest_stock - int(sold[: t.start - t.batch_day].sum()), 0) + t.ahead
         window = int(sold[t.start - t.batch_day :].sum())
-        c = int(inputs.product_category[inputs.item_product[t.item]])
-        esi[t.dest, c] += t.esi
-        asi[t.dest, c] += min(max(window - own - t.ahead, 0), t.units)
-        measured[t.dest, c] = True
-    if not measured.any():
+        rows.append((t.dest, t.item, before, t.units, min(max(window - before, 0), t.units)))
+    if not rows:
         return None
-    factor = np.ones(esi.shape, dtype=np.float32)
-    factor[measured] = learning.demand_factors(esi[measured], asi[measured])
-    return factor
+    dest, item, before, units, asi = (np.array(column) for column in zip(*rows, strict=True))
+    return Outcomes(
+        dest.astype(np.int32), item.astype(np.int32), before.astype(np.float64),
+        units.astype(np.float64), asi.astype(np.float64), horizon_days,
+    )  # fmt: skip
 
 
 def execute(lane: Lane, world: World, plan, lead_days: int) -> None:
@@ -414,8 +407,8 @@ def engine_week(base: World, lane: Lane, week: int, opts: Options) -> tuple[dict
     with the oracle, also its plan with the same units on the same snapshot."""
     world = snapshot(base, lane, week, opts.ledger, opts.history_days, opts.stock_days)
     if opts.outcome and not (opts.true_rates or opts.informed):
-        factor = outcome_factors(lane, world.inputs, world.rules.horizon_days)
-        world = replace(world, inputs=replace(world.inputs, outcome_factor=factor))
+        measured = outcomes(lane, world.rules.horizon_days)
+        world = replace(world, inputs=replace(world.inputs, outcomes=measured))
     rate = {"daily_rate": world.truth.rate} if opts.true_rates else {}
     if opts.informed:
         days = min(len(lane.ledger), opts.history_days)
@@ -700,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
         "by stock or from their sales (benchmarks/simulate_informed.py)",
     )
     parser.add_argument(
-        "--no-outcome", action="store_true", help="the engine without what its moved units sold (ASI / ESI)"
+        "--no-outcome", action="store_true", help="the engine without what its moved units sold (ASI)"
     )
     parser.add_argument(
         "--history-days",

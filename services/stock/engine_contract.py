@@ -51,6 +51,22 @@ NO_SEND = 32767
 
 
 @dataclass
+class Outcomes:
+    """Executed transfers whose window from their arrival is over (``services.stock.outcome``),
+    one row each: what the estimate expects of their units is set against what they sold
+    (docs/engine.md §9)."""
+
+    dest: np.ndarray  # int32 (T,) destination node
+    item: np.ndarray  # int32 (T,)
+    # float64 (T,) units of the cell that sell before the transfer's: its own stock left at the
+    # arrival and the units of the same batch's earlier transfers into the cell
+    before: np.ndarray
+    units: np.ndarray  # float64 (T,) units moved
+    sold: np.ndarray  # float64 (T,) of those, sold in the window (ASI)
+    days: int  # the window
+
+
+@dataclass
 class SalesHistory:
     """What the demand estimate reads when it looks further back than the rules' window
     (``docs/engine.md`` §1): the sales of the ``days`` days before the batch date, read as the
@@ -101,9 +117,9 @@ class EngineInput:
     route_factor: np.ndarray  # float32 (N, N), [origin, destination]
     brand_factor: np.ndarray  # float32 (B,)
     category_factor: np.ndarray  # float32 (C,)
-    # What moved units sold against what the engine expected (ASI / ESI, services.stock.learning),
-    # per destination store and category: multiplies the store's rates. None: no outcome yet.
-    outcome_factor: np.ndarray | None = None  # float32 (N, C)
+    # What moved units sold (ASI): against what the estimate expects of them, per destination
+    # store and category, it scales the store's rates (docs/engine.md §9). None: no outcome yet.
+    outcomes: Outcomes | None = None
     # Days of the window after each cell's last sale day (0: it sold on the window's last day;
     # ``history_days`` when it sold nothing). None: unknown, every cell counts as in stock all along. With the stock on hand,
     # it tells the stock-out days the rates must leave out (see docs/engine.md, censored demand).

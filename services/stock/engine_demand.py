@@ -27,7 +27,7 @@ from scipy import sparse
 from scipy.special import betainc, gammaln, pdtr, pdtrc
 
 from services.stock.engine_alive import alive_on_shelf, never_given_alive
-from services.stock.engine_contract import EngineInput
+from services.stock.engine_contract import EngineInput, Outcomes
 from services.stock.engine_runs import item_effects, run_effects
 from services.stock.engine_sizes import FIT_ROUNDS, gamma_shape, size_curve
 
@@ -38,6 +38,10 @@ RECENT_DAYS = 7
 TREND_PRIOR_UNITS = 10.0
 TREND_BOUNDS = (0.5, 2.0)
 CAMPAIGN_LIFT_BOUNDS = (1.0, 2.5)
+# What moved units sold against what was expected of them (ASI / ESI, docs/engine.md §9):
+# expected units of prior evidence that the predictions are right, and the factor's bounds.
+OUTCOME_PRIOR = 20.0
+OUTCOME_MIN, OUTCOME_MAX = 0.5, 1.5
 # Sizes of a product's run whose absence lowers the sales of the rest (the best-selling ones).
 KEY_SIZES = 2
 EARTH_RADIUS_KM = 6371.0088
@@ -317,10 +321,49 @@ def estimate_demand(inputs: EngineInput) -> Demand:
     if days > RECENT_DAYS:
         trend = _trend_factor(inputs, a_mat, item_product, (key, effect), is_store, rate, alive)
         rate = rate * trend[:, item_product]
-    if inputs.outcome_factor is not None:
-        # What the store's moved units sold against what was expected of them (docs/engine.md §9).
-        rate = rate * np.asarray(inputs.outcome_factor)[:, np.asarray(inputs.product_category)[item_product]]
+    if inputs.outcomes is not None:
+        # What the store's moved units sold against what these rates expect of them (§9).
+        category = np.asarray(inputs.product_category)[item_product]
+        rate = rate * outcome_factors(inputs.outcomes, rate, alive, dispersion, category)[:, category]
     return Demand(rate * is_store[:, None], alive * is_store[:, None], dispersion * is_store[:, None], effect)
+
+
+def demand_factors(esi: np.ndarray, asi: np.ndarray) -> np.ndarray:
+    """Each group's ASI / ESI shrunk toward 1 by a prior whose strength is fitted over every group
+    (by moments, as the rates' are), never weaker than ``OUTCOME_PRIOR``, clipped to
+    [OUTCOME_MIN, OUTCOME_MAX]. Where moved units sold what was expected up to chance, the prior
+    is strong and every factor stays near 1: a store is not rated down for one unlucky fortnight."""
+    esi, asi = np.asarray(esi, dtype=np.float64), np.asarray(asi, dtype=np.float64)
+    prior = max(gamma_shape(asi, esi), OUTCOME_PRIOR)
+    return np.clip((asi + prior) / (esi + prior), OUTCOME_MIN, OUTCOME_MAX)
+
+
+def outcome_factors(
+    outcomes: Outcomes, rate: np.ndarray, alive: np.ndarray, dispersion: np.ndarray, category: np.ndarray
+) -> np.ndarray:
+    """(N, C) each destination store x category's rate factor: what its transfers' units sold in
+    their window against what ``rate`` expects of them there, ``E[min(D, before + units)] −
+    E[min(D, before)]`` (``demand_factors``); 1 where none was measured.
+
+    Set against the expectation of the day they were sent, the units' sales would count twice:
+    the rates have read them already (the cell's days on the shelf after the receipt). Against
+    today's, what is left is what the rates still miss, as the store x product prior pulls a
+    store's rates toward the network's."""
+    d, k = np.asarray(outcomes.dest, dtype=np.int64), np.asarray(outcomes.item, dtype=np.int64)
+    mu = rate[d, k] * outcomes.days
+    before = np.asarray(outcomes.before, dtype=np.float64)
+    expected = alive[d, k] * (
+        expected_sales(before + outcomes.units, mu, dispersion[d, k])
+        - expected_sales(before, mu, dispersion[d, k])
+    )
+    shape = (rate.shape[0], int(category.max(initial=-1)) + 1)
+    esi, asi, measured = np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool)
+    np.add.at(esi, (d, category[k]), expected)
+    np.add.at(asi, (d, category[k]), np.asarray(outcomes.sold, dtype=np.float64))
+    measured[d, category[k]] = True
+    factor = np.ones(shape)
+    factor[measured] = demand_factors(esi[measured], asi[measured])
+    return factor
 
 
 def item_run_effects(inputs: EngineInput, key: np.ndarray | None = None) -> np.ndarray | None:

@@ -27,13 +27,12 @@ refusals took, never above 1 (the factors stay penalties). The engine multiplies
 factors of a recommendation into its score; ``/metricas/aprendizado`` shows the same numbers.
 
 The same outcomes correct the demand estimate: per destination store and category, the engine
-multiplies the store's rates by the ASI / ESI of the transfers it received (both ways, 0.5 to
-1.5), shrunk by a prior fitted over every store and category, never weaker than
-``OUTCOME_PRIOR`` (``demand_factors``). A store whose moved units did not sell was rated above
-its customers' demand, most of all where the engine chose to send (the estimates most over the
-truth are the ones a planner selects); the next batch rates it lower, for every size, not only
-the moved ones. Where moved units sold what was expected up to chance, the fitted prior is
-strong and the factors stay near 1.
+scales the store's rates by what the transfers it received sold (ASI) against what those rates
+expect of them today (both ways, 0.5 to 1.5), shrunk by a prior fitted over every store and
+category, never weaker than ``OUTCOME_PRIOR`` (``engine_demand.outcome_factors``). Against the
+prediction of the day they were sent, the units' sales would count twice: the rates have read
+them already. A store whose moved units did not sell beyond what the rates now explain is rated
+lower, for every size, not only the moved ones.
 """
 
 from __future__ import annotations
@@ -49,16 +48,14 @@ from extensions import db
 from models.stock import Loja, Produto
 from models.stock_batches import Recomendacao
 from services.stock import outcome
-from services.stock.engine_sizes import gamma_shape
+from services.stock.engine_contract import Outcomes
+from services.stock.engine_demand import OUTCOME_MAX, OUTCOME_MIN, OUTCOME_PRIOR
 
 WINDOW_DAYS = 182
 PRIOR = 2.0
 MAX_PENALTY = 0.5
 # A refusal for this reason blames the data, not the suggestion: it does not count.
 NEUTRAL_REFUSAL = "estoque_errado"
-# Outcomes: expected units of prior evidence that the engine's predictions are right.
-OUTCOME_PRIOR = 20.0
-OUTCOME_MIN, OUTCOME_MAX = 0.5, 1.5
 OUTCOME_WINDOW = 14  # the engine's horizon: ASI over the days ESI predicts
 METHOD = (
     f"fatorDecisoes = 1 − {MAX_PENALTY} × rejeitadas / (decididas + {PRIOR:g}), over the decisions of the last "
@@ -69,8 +66,9 @@ METHOD = (
     f"{OUTCOME_WINDOW}-day window and a prediction (see /metricas/resultado); brands: 1. "
     "fator = min(1, fatorDecisoes × fatorResultado). "
     "The engine multiplies the route, brand and category factors into the score, and the rates of "
-    "each destination store by the ASI / ESI of the transfers it received in each category, shrunk "
-    f"like fatorResultado by a prior fitted over every store and category (at least {OUTCOME_PRIOR:g})."
+    "each destination store by the ASI of the transfers it received in each category over what its "
+    "current rates expect of their units, shrunk like fatorResultado by a prior fitted over every "
+    f"store and category (at least {OUTCOME_PRIOR:g})."
 )
 
 
@@ -116,8 +114,6 @@ class Stats:
     rotas: list[Group]  # key (origem_id, destino_id)
     marcas: list[Group]  # key (marca,)
     categorias: list[Group]  # key (categoria,)
-    # Outcomes per (destino_id, categoria): [medidas, ESI, ASI] of the transfers it received.
-    destinos: dict[tuple, list]
 
 
 def _counts(group_by: list, since: date) -> list[Group]:
@@ -160,13 +156,11 @@ def decision_stats(on: date) -> Stats:
     since = on - timedelta(days=WINDOW_DAYS)
     per_route: dict[tuple, list] = {}
     per_category: dict[tuple, list] = {}
-    per_destination: dict[tuple, list] = {}
     measured = outcome.learning_sums([Recomendacao.data >= since], on=on, window=OUTCOME_WINDOW)
     for (origem, destino, categoria), values in measured.items():
         for sums in (
             per_route.setdefault((origem, destino), [0, 0.0, 0]),
             per_category.setdefault((categoria,), [0, 0.0, 0]),
-            per_destination.setdefault((destino, categoria), [0, 0.0, 0]),
         ):
             for i, value in enumerate(values):
                 sums[i] += value
@@ -174,18 +168,18 @@ def decision_stats(on: date) -> Stats:
         rotas=_add_outcomes(_counts([Recomendacao.origem_id, Recomendacao.destino_id], since), per_route),
         marcas=_counts([Produto.marca], since),
         categorias=_add_outcomes(_counts([Produto.categoria], since), per_category),
-        destinos=per_destination,
     )
 
 
 def engine_factors(
     on: date,
     node_index: dict[uuid.UUID, int],
+    item_index: dict[tuple[uuid.UUID, str], int],
     brands: list[str],
     categories: list[str],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """``route_factor`` (N, N), ``brand_factor`` (B,), ``category_factor`` (C,) and
-    ``outcome_factor`` (N, C, None without outcomes) for the engine."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Outcomes | None]:
+    """``route_factor`` (N, N), ``brand_factor`` (B,), ``category_factor`` (C,) and the
+    ``outcomes`` (None without any) for the engine."""
     stats = decision_stats(on)
     n = len(node_index)
     route = np.ones((n, n), dtype=np.float32)
@@ -203,35 +197,28 @@ def engine_factors(
     for g in stats.categorias:
         if g.key[0] in cat_pos:
             category[cat_pos[g.key[0]]] = g.fator
-    return route, brand, category, _outcome_factor(stats.destinos, node_index, cat_pos)
+    return route, brand, category, _outcomes(on, node_index, item_index)
 
 
-def demand_factors(esi: np.ndarray, asi: np.ndarray) -> np.ndarray:
-    """Each destination store x category's ``outcome_factor`` (docs/engine.md §9): its ASI / ESI
-    shrunk toward 1 by a prior whose strength is fitted over every group (by moments, as the
-    rates' are), never weaker than ``OUTCOME_PRIOR``. Where moved units sold what was expected
-    up to chance, the prior is strong and every factor stays near 1: a store is not rated down
-    for one unlucky fortnight."""
-    esi, asi = np.asarray(esi, dtype=np.float64), np.asarray(asi, dtype=np.float64)
-    prior = max(gamma_shape(asi, esi), OUTCOME_PRIOR)
-    return np.clip((asi + prior) / (esi + prior), OUTCOME_MIN, OUTCOME_MAX)
-
-
-def _outcome_factor(
-    destinos: dict[tuple, list], node_index: dict[uuid.UUID, int], cat_pos: dict[str, int]
-) -> np.ndarray | None:
-    """(N, C) ``outcome_factor`` of the transfers each store received in each category."""
-    found = [
-        (node_index[d], cat_pos[c], esi, asi)
-        for (d, c), (medidas, esi, asi) in destinos.items()
-        if medidas and d in node_index and c in cat_pos
+def _outcomes(
+    on: date, node_index: dict[uuid.UUID, int], item_index: dict[tuple[uuid.UUID, str], int]
+) -> Outcomes | None:
+    """The executed transfers of the window whose ``OUTCOME_WINDOW`` days are over, as the
+    engine reads them (``EngineInput.outcomes``); None without any."""
+    rows = [
+        (node_index[d], item_index[(p, t)], before, units, sold)
+        for d, p, t, before, units, sold in outcome.measured_transfers(
+            [Recomendacao.data >= on - timedelta(days=WINDOW_DAYS)], on=on, window=OUTCOME_WINDOW
+        )
+        if d in node_index and (p, t) in item_index
     ]
-    if not found:
+    if not rows:
         return None
-    nodes, cats, esi, asi = (np.array(column) for column in zip(*found, strict=True))
-    factor = np.ones((len(node_index), len(cat_pos)), dtype=np.float32)
-    factor[nodes, cats] = demand_factors(esi, asi)
-    return factor
+    dest, item, before, units, sold = (np.array(column) for column in zip(*rows, strict=True))
+    return Outcomes(
+        dest.astype(np.int32), item.astype(np.int32), before.astype(np.float64),
+        units.astype(np.float64), sold.astype(np.float64), OUTCOME_WINDOW,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

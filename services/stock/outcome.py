@@ -103,6 +103,8 @@ def _per_transfer(where: Iterable):
             Recomendacao.lote_id.label("lote_id"),
             Recomendacao.origem_id.label("origem_id"),
             Recomendacao.destino_id.label("destino_id"),
+            Recomendacao.produto_id.label("produto_id"),
+            Recomendacao.tamanho.label("tamanho"),
             Produto.marca.label("marca"),
             Produto.categoria.label("categoria"),
             start.label("inicio"),
@@ -241,6 +243,24 @@ def learning_sums(
         .group_by(*keys)
     )
     return {(o, d, c): (int(n), float(esi), int(asi)) for o, d, c, n, esi, asi in db.session.execute(stmt)}
+
+
+def measured_transfers(
+    where: Iterable, *, on: date, window: int = HORIZON_DAYS
+) -> list[tuple[uuid.UUID, uuid.UUID, str, int, int, int]]:
+    """Each transfer matching ``where`` whose ``window`` is over: (destination, product, size,
+    units of the cell that sell before its own, units moved, ASI), in a stable order. What the
+    engine sets against its current rates (``engine_demand.outcome_factors``); no prediction
+    needed."""
+    start = func.coalesce(Recomendacao.recebida_data, Recomendacao.executada_data)
+    t = _per_transfer([*where, start <= on - timedelta(days=window)])
+    own = t.c.estoque_destino - t.c.antes
+    before = case((own > 0, own), else_=0) + t.c.ahead
+    stmt = select(
+        t.c.destino_id, t.c.produto_id, t.c.tamanho, before, t.c.movidas,
+        _clamp(t.c[f"v{window}"] - before, t.c.movidas),
+    ).order_by(t.c.destino_id, t.c.produto_id, t.c.tamanho, t.c.inicio, t.c.lote_id)  # fmt: skip
+    return [(d, p, s, int(b), int(m), int(a)) for d, p, s, b, m, a in db.session.execute(stmt)]
 
 
 def aggregate(where: Iterable, agrupar: str, *, on: date) -> dict[tuple, Sums]:

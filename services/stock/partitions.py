@@ -130,6 +130,7 @@ def slice_inputs(inputs: EngineInput, products: np.ndarray) -> tuple[EngineInput
         in_transit=None if inputs.in_transit is None else inputs.in_transit[:, items],
         # the demand is estimated once on the whole network and handed to each partition
         estimate_history=None,
+        outcomes=None,
     )
     return part, items
 

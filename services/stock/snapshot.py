@@ -151,8 +151,8 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
     receipt_out = ledger.receipt_out_days(stock, nodes.index, item_index, start, recent, on, since, span)
     sent = ledger.sent_units(stock.shape, nodes.index, item_index, start, on, since, span)
     stock, in_transit = _apply_transit(stock, nodes.index, item_index)
-    route_f, brand_f, cat_f, outcome_f = learning.engine_factors(
-        on, nodes.index, products.brands, products.categories
+    route_f, brand_f, cat_f, outcomes = learning.engine_factors(
+        on, nodes.index, item_index, products.brands, products.categories
     )
     inputs = EngineInput(
         node_is_cd=nodes.is_cd,
@@ -172,7 +172,7 @@ def read_inputs(on: date, rules: RegrasRemanejamento) -> tuple[EngineInput, Netw
         route_factor=route_f,
         brand_factor=brand_f,
         category_factor=cat_f,
-        outcome_factor=outcome_f,
+        outcomes=outcomes,
         last_sale_age=cells.last_sale_age,
         receipt_out_days=None if receipt_out is None else receipt_out.window,
         receipt_out_recent=None if receipt_out is None else receipt_out.recent,

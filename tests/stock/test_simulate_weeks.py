@@ -12,9 +12,12 @@ import functools
 import importlib.util
 import pathlib
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
+
+from services.stock.engine_demand import estimate_demand
 
 SEED = 7
 
@@ -85,10 +88,10 @@ def test_the_oracle_solves_its_whole_program_to_within_1_percent_of_its_bound(va
 
 
 def test_the_engine_hears_what_its_moved_units_sold_once_their_window_is_over():
-    """Two stores each received 10 units the engine expected to sell 8 more over 14 days: one
-    sold none of them, the other all. Once their 14 days are over, the first store's rates in
-    that category are scaled down and the second's up (services.stock.learning's factor); a
-    window still open says nothing yet."""
+    """Two stores each received 10 units with nothing of their own on the shelf: one sold none of
+    them, the other all. Once their 14 days are over the engine reads both (the units moved and,
+    of them, the sold), and its rates in that category fall at the first store and rise at the
+    second against the same estimate without them; a window still open says nothing yet."""
     sim = _weeks()
     base = sim.build_world(sim.parse_shape("4x5"), SEED)
     inputs = base.inputs
@@ -98,12 +101,23 @@ def test_the_engine_hears_what_its_moved_units_sold_once_their_window_is_over():
         day[1, 0] = 1  # store 1 sells one unit a day of item 0 once the transfer is on the shelf
     lane = sim.Lane(stock, days, day=34)
     for store in (0, 1):
-        lane.transfers.append(sim.Transfer(store, 0, 10, 8.0, batch_day=17, start=20, dest_stock=0, ahead=0))
-    category = int(inputs.product_category[inputs.item_product[0]])
-    factor = sim.outcome_factors(lane, inputs, 14)
-    assert factor[0, category] == pytest.approx(20 / 28)  # (ASI 0 + 20) / (ESI 8 + 20)
-    assert factor[1, category] == pytest.approx(30 / 28)  # ASI 10: every unit moved sold
-    assert sim.outcome_factors(sim.Lane(stock, days, day=33, transfers=lane.transfers), inputs, 14) is None
+        lane.transfers.append(sim.Transfer(store, 0, 10, batch_day=17, start=20, dest_stock=0, ahead=0))
+    measured = sim.outcomes(lane, 14)
+    assert measured.dest.tolist() == [0, 1] and measured.item.tolist() == [0, 0]
+    assert measured.units.tolist() == [10, 10] and measured.sold.tolist() == [0, 10]
+    assert measured.before.tolist() == [0, 0]
+    without = estimate_demand(inputs).rate
+    rate = estimate_demand(replace(inputs, outcomes=measured)).rate
+    category = inputs.product_category[inputs.item_product]
+    for store, lower in ((0, True), (1, False)):
+        rated = (category == category[0]) & (without[store] > 0)
+        assert rated.any()
+        assert np.all((rate[store, rated] < without[store, rated]) == lower), (
+            store,
+            rate[store],
+            without[store],
+        )
+    assert sim.outcomes(sim.Lane(stock, days, day=33, transfers=lane.transfers), 14) is None
 
 
 def test_the_best_estimate_the_data_allow_reads_every_day_played_of_the_lane():
