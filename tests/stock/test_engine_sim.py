@@ -21,8 +21,8 @@ from scipy import stats
 from services.stock import engine_alive
 from services.stock.engine import Demand, haversine_km, recommend
 from services.stock.engine_cells import CellValues
-from services.stock.engine_contract import EngineInput, EngineRules
-from services.stock.engine_demand import estimate_demand
+from services.stock.engine_contract import EngineInput, EngineRules, Outcomes
+from services.stock.engine_demand import estimate_demand, outcome_factors
 from services.stock.engine_polish import polish
 from services.stock.engine_reflow import reflow
 from services.stock.engine_routing import Destinations
@@ -394,6 +394,27 @@ def test_a_size_just_in_at_the_products_best_store_is_not_read_as_its_best_size(
     # store 1 sold it at its own pace, and its other sizes keep theirs (20 a month each)
     assert 0.5 < rate[1, 0] < 1.5, rate[1] * DAYS
     assert np.all(rate[1, 1:] * DAYS > 16), rate[1] * DAYS
+
+
+def test_moved_units_are_set_against_what_todays_rates_expect_of_them():
+    """Stores 0 and 1 each received 10 units with nothing of their own on the shelf; today's
+    rates say 1 a day. Over 14 days those units should sell E[min(D, 10)], D ~ Poisson(14):
+    store 0 sold none of them, store 1 all. Each factor is (ASI + 20) / (that + 20), the prior
+    never under 20 units; a store x category with no transfer keeps 1."""
+    outcomes = Outcomes(
+        dest=np.array([0, 1], dtype=np.int32),
+        item=np.array([0, 0], dtype=np.int32),
+        before=np.zeros(2),
+        units=np.full(2, 10.0),
+        sold=np.array([0.0, 10.0]),
+        days=14,
+    )
+    rate, alive, dispersion = np.ones((3, 2)), np.ones((3, 2)), np.zeros((3, 2))
+    factor = outcome_factors(outcomes, rate, alive, dispersion, np.array([0, 1]))
+    expected = float(np.sum(np.minimum(np.arange(200), 10) * stats.poisson.pmf(np.arange(200), 14)))
+    assert factor[0, 0] == pytest.approx(20 / (expected + 20))
+    assert factor[1, 0] == pytest.approx(30 / (expected + 20))
+    assert factor[2, 0] == factor[0, 1] == 1.0
 
 
 def test_a_size_a_store_was_never_given_while_it_got_the_rest_of_the_run_gets_nothing():
